@@ -1,0 +1,103 @@
+// The browser layer's public contract. Everything outside server/browser/ talks to
+// browsers through these types only; puppeteer-core is imported nowhere else.
+
+/** An element the agent may act on, as listed in an observation. */
+export interface InteractiveElement {
+  /** Stable within one observation; actions may target `{ ref }`. */
+  ref: number;
+  /** ARIA role or tag-derived role: button, link, textbox, checkbox, combobox, ... */
+  role: string;
+  /** Accessible name or visible text, trimmed and clamped to 80 characters. */
+  name: string;
+  tag: string;
+  /** Current value of form fields (never of password fields). */
+  value?: string;
+}
+
+export interface PageObservation {
+  url: string;
+  title: string;
+  /** Compact list of interactive elements, at most 150. */
+  elements: InteractiveElement[];
+  /** JPEG as base64, only when requested. */
+  screenshot?: string;
+}
+
+/** A target is visible text or a CSS selector (offline language), or an element ref. */
+export type ActionTarget = string | { ref: number };
+
+export type ActionErrorCode =
+  | 'target_not_found'
+  | 'navigation_failed'
+  | 'domain_not_allowed'
+  | 'timeout'
+  | 'browser_gone';
+
+/** Typed failure of one page action; the agent maps `code` to a task failure code. */
+export class ActionError extends Error {
+  constructor(
+    readonly code: ActionErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ActionError';
+  }
+}
+
+/** Drives the single page of one device. Every method throws ActionError on failure. */
+export interface PageDriver {
+  observe(options?: { screenshot?: boolean }): Promise<PageObservation>;
+  navigate(url: string): Promise<void>;
+  click(target: ActionTarget): Promise<void>;
+  type(text: string, into: ActionTarget): Promise<void>;
+  press(key: string): Promise<void>;
+  scroll(direction: 'up' | 'down'): Promise<void>;
+  waitForText(text: string, timeoutMs: number): Promise<void>;
+  /** innerText of the first element matching a CSS selector. */
+  textOf(selector: string): Promise<string>;
+  /**
+   * Hard allow-list for navigations and subresource requests; an entry allows its
+   * subdomains. null or [] means unrestricted. A main-frame navigation blocked while
+   * an action runs makes that action throw ActionError('domain_not_allowed').
+   */
+  setAllowedDomains(domains: string[] | null): Promise<void>;
+}
+
+/** One running browser that belongs to exactly one device. */
+export interface BrowserHandle {
+  readonly deviceId: string;
+  /** OS process id for the local provider; null for browserless. */
+  readonly pid: number | null;
+  /** The page the agent drives, created on first use and reused afterwards. */
+  page(): Promise<PageDriver>;
+  /** Called once when the browser goes away without close() being called. */
+  onDisconnected(listener: () => void): void;
+  /** Closes the browser, keeping the profile for a later launch. */
+  close(): Promise<void>;
+}
+
+export interface LaunchRequest {
+  deviceId: string;
+  orgId: string;
+}
+
+export interface BrowserProvider {
+  readonly kind: 'local' | 'browserless';
+  /** Starts (or re-attaches) the device's browser on its persistent profile. */
+  launch(request: LaunchRequest): Promise<BrowserHandle>;
+  /** Removes everything kept for the device (profile directory or remote profile). */
+  destroyProfile(deviceId: string): Promise<void>;
+  /** Closes every browser this provider started. */
+  shutdown(): Promise<void>;
+}
+
+/** Infrastructure failure of a launch; `retryable` tells callers whether to try again. */
+export class BrowserLaunchError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'BrowserLaunchError';
+  }
+}
