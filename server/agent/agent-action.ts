@@ -1,0 +1,17 @@
+import type { ActionTarget } from '../browser/types';
+import type { JsonValue } from './json-value';
+
+/** One thing a planner can decide to do next. */
+export type AgentAction =
+  | { kind: 'navigate'; url: string }
+  | { kind: 'click'; target: ActionTarget }
+  | { kind: 'type'; text: string; into: ActionTarget }
+  | { kind: 'press'; key: string }
+  | { kind: 'scroll'; direction: 'up' | 'down' }
+  | { kind: 'wait'; text: string }
+  | { kind: 'extract'; source: ExtractSource }
+  | { kind: 'finish'; answer: JsonValue }
+  | { kind: 'ask_human'; question: string };
+
+/** What an `extract` reads from the page; its value becomes the task result. */
+export type ExtractSource = { of: 'title' } | { of: 'url' } | { of: 'text'; selector: string };

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { ActionErrorCode } from '../browser/types';
+
+/**
+ * Why a task failed. Every code has one fixed, non-leaking detail sentence below; the task
+ * `result` of a failed task is exactly `{ error: <code>, detail: <sentence> }`, so no
+ * stack, selector dump or transport error text can reach a client.
+ */
+export const FailureCodeSchema = z.enum([
+  'max_steps_exceeded',
+  'domain_not_allowed',
+  'navigation_failed',
+  'device_lost',
+  'element_not_found',
+  'action_timeout',
+  'planner_error',
+  'planner_unsupported',
+  'escalation_expired',
+  'timeout',
+  'internal_error',
+]);
+export type FailureCode = z.infer<typeof FailureCodeSchema>;
+
+export const FAILURE_DETAILS = {
+  max_steps_exceeded: 'The task used all the steps its max_steps allowed before finishing.',
+  domain_not_allowed: 'The task tried to open a page outside its allowed domains.',
+  navigation_failed: 'A page the task needed could not be loaded.',
+  device_lost: "The device's browser stopped while the task was running.",
+  // The driver could not find the visible text, selector or element ref a step targeted.
+  element_not_found: 'A page element the task needed was not found.',
+  // A page action (most often `wait for`) did not see the page reach the expected state.
+  action_timeout: 'The page did not reach the expected state in time.',
+  planner_error: 'The planner could not decide the next step of the task.',
+  planner_unsupported: 'The prompt is not written in the instruction language the built-in planner understands.',
+  escalation_expired: 'No human answered the request for help before it expired.',
+  timeout: 'The task did not finish within its time limit.',
+  // Used by the task runner when runAgent throws (a bug or a failing step store).
+  internal_error: 'The task stopped because of an internal error in the service.',
+} as const satisfies Record<FailureCode, string>;
+
+export const FailureResultSchema = z.object({
+  error: FailureCodeSchema,
+  detail: z.string(),
+});
+export type FailureResult = z.infer<typeof FailureResultSchema>;
+
+export function failureResult(code: FailureCode): FailureResult {
+  return { error: code, detail: FAILURE_DETAILS[code] };
+}
+
+/** How a failed page action ends the task. */
+export const ACTION_ERROR_FAILURES = {
+  target_not_found: 'element_not_found',
+  navigation_failed: 'navigation_failed',
+  domain_not_allowed: 'domain_not_allowed',
+  timeout: 'action_timeout',
+  browser_gone: 'device_lost',
+} as const satisfies Record<ActionErrorCode, FailureCode>;

@@ -1,0 +1,98 @@
+import type { AgentAction } from './agent-action';
+import { lexInstructions, type Token } from './instruction-lexer';
+import { normalizeUrl } from './normalize-url';
+
+/**
+ * The offline planner's instruction language (CONTRACT.md, "Offline planner instructions"),
+ * keywords in any case:
+ *   go to <url> | open <url>                   (no scheme: https:// is added; see normalize-url.ts)
+ *   click "<visible text or CSS selector>"
+ *   type "<text>" into "<label, placeholder, name or CSS selector>"
+ *   press <Key>                                (Enter, Tab, Escape, Control+A, ...)
+ *   wait for "<text>"
+ *   scroll down | scroll up
+ *   return the title | return the url | return the text of "<CSS selector>"
+ *   ask a human "<question>"
+ * The whole prompt is parsed before anything runs, so one bad sentence fails the task before
+ * its first action.
+ */
+
+export interface Instruction {
+  action: Exclude<AgentAction, { kind: 'finish' }>;
+  /** The sentence as written in the prompt. */
+  source: string;
+}
+
+export type ParsedPrompt = { ok: true; instructions: Instruction[] } | { ok: false; problem: string };
+
+export function parseInstructions(prompt: string): ParsedPrompt {
+  const lexed = lexInstructions(prompt);
+  if (!lexed.ok) return lexed;
+  if (lexed.sentences.length === 0) return { ok: false, problem: 'the prompt has no instructions' };
+  const instructions: Instruction[] = [];
+  for (const [position, sentence] of lexed.sentences.entries()) {
+    const action = parseSentence(sentence.tokens);
+    if (action === null) {
+      return { ok: false, problem: `sentence ${position + 1} is not an instruction` };
+    }
+    instructions.push({ action, source: sentence.source });
+  }
+  return { ok: true, instructions };
+}
+
+/** Keywords are matched lowercased; a quoted token shows as the marker `"`. */
+const QUOTED = '"';
+
+function parseSentence(tokens: Token[]): Instruction['action'] | null {
+  const shape = tokens.map((token) => (token.kind === 'quoted' ? QUOTED : token.text.toLowerCase())).join(' ');
+  const text = (index: number): string => tokens[index]?.text ?? '';
+  const quoted = (index: number): string | null => {
+    const value = text(index);
+    return value === '' ? null : value;
+  };
+
+  switch (shape) {
+    case 'scroll down':
+      return { kind: 'scroll', direction: 'down' };
+    case 'scroll up':
+      return { kind: 'scroll', direction: 'up' };
+    case 'return the title':
+      return { kind: 'extract', source: { of: 'title' } };
+    case 'return the url':
+      return { kind: 'extract', source: { of: 'url' } };
+    case `return the text of ${QUOTED}`: {
+      const selector = quoted(4);
+      return selector === null ? null : { kind: 'extract', source: { of: 'text', selector } };
+    }
+    case `click ${QUOTED}`: {
+      const target = quoted(1);
+      return target === null ? null : { kind: 'click', target };
+    }
+    case `type ${QUOTED} into ${QUOTED}`: {
+      const value = quoted(1);
+      const into = quoted(3);
+      return value === null || into === null ? null : { kind: 'type', text: value, into };
+    }
+    case `wait for ${QUOTED}`: {
+      const value = quoted(2);
+      return value === null ? null : { kind: 'wait', text: value };
+    }
+    case `ask a human ${QUOTED}`: {
+      const question = quoted(3);
+      return question === null ? null : { kind: 'ask_human', question };
+    }
+  }
+
+  const verb = shape.split(' ', 1)[0];
+  if (verb === 'press' && tokens.length === 2 && tokens[1]?.kind === 'word') {
+    const key = text(1);
+    // Key names as puppeteer knows them (Enter, ArrowDown, F5, a) and chords like Control+A.
+    return /^[A-Za-z0-9]+(\+[A-Za-z0-9]+)*$/.test(key) ? { kind: 'press', key } : null;
+  }
+  const urlIndex = verb === 'open' ? 1 : shape.startsWith('go to ') ? 2 : null;
+  if (urlIndex !== null && tokens.length === urlIndex + 1) {
+    const url = normalizeUrl(text(urlIndex));
+    return url === null ? null : { kind: 'navigate', url };
+  }
+  return null;
+}

@@ -1,0 +1,9 @@
+import type { FailureCode } from './failures';
+import type { JsonValue } from './json-value';
+
+/** How one run of the agent ended. */
+export type AgentOutcome =
+  | { status: 'succeeded'; result: JsonValue }
+  | { status: 'failed'; error: FailureCode }
+  | { status: 'needs_human'; question: string; kind: 'question' }
+  | { status: 'canceled' };

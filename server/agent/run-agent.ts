@@ -1,0 +1,188 @@
+import { ActionError, type PageDriver, type PageObservation } from '../browser/types';
+import type { AgentAction } from './agent-action';
+import { ACTION_ERROR_FAILURES, FAILURE_DETAILS, type FailureCode } from './failures';
+import { Interrupted, Interruption } from './interruption';
+import type { JsonValue } from './json-value';
+import type { AgentOutcome } from './outcome';
+import { PlannerError, type Planner } from './planner';
+import type { NewStep, RecordedStep } from './step';
+import { clampNote, describeAction, describeAnswer } from './step-text';
+
+export interface AgentTask {
+  id: string;
+  prompt: string;
+  /** Cap on `action` steps, resumed ones included; null means unbounded. */
+  maxSteps: number | null;
+  /** null or [] means unrestricted. */
+  allowedDomains: string[] | null;
+}
+
+export interface RunAgentInput {
+  task: AgentTask;
+  driver: PageDriver;
+  planner: Planner;
+  /** Steps already recorded for this task (resuming after a crash or a human's answer). */
+  history: readonly RecordedStep[];
+  /** Persists one step; the caller adds seq, task_id and created_at. */
+  recordStep: (step: NewStep) => Promise<void>;
+  /** Aborting it cancels the run; runAgent then returns `canceled` at once. */
+  signal: AbortSignal;
+  /** Epoch milliseconds at which the task times out. */
+  deadline: number;
+}
+
+/** Longest a single `wait for` may wait, deadline permitting. */
+export const WAIT_FOR_TEXT_TIMEOUT_MS = 15_000;
+
+/**
+ * Runs a task on one page: observe → plan → act → record, until the planner finishes, asks a
+ * human, or something fails. Every way a run can end is an outcome; runAgent throws only on
+ * the unexpected (a bug, an untyped driver error, a failing `recordStep`), which the caller
+ * reports as `internal_error`.
+ *
+ * Steps (see step.ts): each carried-out decision is one `action` step; the final answer, a
+ * question for a human and a failure are `message` steps. A cancel records nothing.
+ */
+export async function runAgent(input: RunAgentInput): Promise<AgentOutcome> {
+  const run = new AgentRun(input);
+  try {
+    return await run.loop();
+  } catch (error) {
+    return await run.endWith(error);
+  } finally {
+    run.dispose();
+  }
+}
+
+class AgentRun {
+  readonly #input: RunAgentInput;
+  readonly #interruption: Interruption;
+  readonly #history: NewStep[];
+  #actionsTaken: number;
+  /** The page as last observed; message steps are stamped with it. */
+  #page: PageObservation | null = null;
+
+  constructor(input: RunAgentInput) {
+    this.#input = input;
+    this.#interruption = new Interruption(input.signal, input.deadline);
+    this.#history = [...input.history];
+    this.#actionsTaken = input.history.filter((step) => step.type === 'action').length;
+  }
+
+  async loop(): Promise<AgentOutcome> {
+    const { task, driver, planner } = this.#input;
+    const guard = <T>(work: Promise<T>): Promise<T> => this.#interruption.guard(work);
+    await guard(driver.setAllowedDomains(task.allowedDomains));
+    let page = await this.#observe();
+
+    for (;;) {
+      const decision = await guard(
+        planner.next({ prompt: task.prompt, observation: page, history: this.#history, signal: this.#interruption.signal }),
+      );
+      const { action } = decision;
+      if (action.kind === 'finish') return this.#succeed(action.answer);
+      // Checked after planning so a planner may still finish on the last allowed step.
+      if (task.maxSteps !== null && this.#actionsTaken >= task.maxSteps) return this.#fail('max_steps_exceeded');
+
+      const extracted = await this.#perform(action);
+      const before = page;
+      if (action.kind !== 'extract' && action.kind !== 'ask_human') page = await this.#observe();
+      await this.#record({
+        type: 'action',
+        action: describeAction(action, before),
+        url: page.url,
+        title: page.title,
+        note: decision.note === null ? null : clampNote(decision.note),
+      });
+      this.#actionsTaken += 1;
+
+      if (action.kind === 'extract') return this.#succeed(extracted);
+      if (action.kind === 'ask_human') return this.#askHuman(action.question);
+    }
+  }
+
+  /** Turns what `loop` threw into an outcome; rethrows what no outcome describes. */
+  async endWith(error: unknown): Promise<AgentOutcome> {
+    // An action that failed because time ran out is a timeout, not an action failure.
+    const interrupted = this.#interruption.reason ?? (error instanceof Interrupted ? error.reason : null);
+    if (interrupted === 'canceled') return { status: 'canceled' };
+    if (interrupted === 'timeout') return this.#fail('timeout');
+    if (error instanceof ActionError) return this.#fail(ACTION_ERROR_FAILURES[error.code]);
+    if (error instanceof PlannerError) return this.#fail(error.code);
+    throw error;
+  }
+
+  dispose(): void {
+    this.#interruption.dispose();
+  }
+
+  /** Carries out one action; returns the value an `extract` read (null for the rest). */
+  async #perform(action: Exclude<AgentAction, { kind: 'finish' }>): Promise<JsonValue> {
+    const { driver } = this.#input;
+    const guard = <T>(work: Promise<T>): Promise<T> => this.#interruption.guard(work);
+    switch (action.kind) {
+      case 'navigate':
+        await guard(driver.navigate(action.url));
+        return null;
+      case 'click':
+        await guard(driver.click(action.target));
+        return null;
+      case 'type':
+        await guard(driver.type(action.text, action.into));
+        return null;
+      case 'press':
+        await guard(driver.press(action.key));
+        return null;
+      case 'scroll':
+        await guard(driver.scroll(action.direction));
+        return null;
+      case 'wait':
+        await guard(
+          driver.waitForText(action.text, Math.min(WAIT_FOR_TEXT_TIMEOUT_MS, this.#interruption.remainingMs())),
+        );
+        return null;
+      case 'extract': {
+        if (action.source.of === 'text') return await guard(driver.textOf(action.source.selector));
+        // Read afresh: scripts may retitle the page after the observation the planner saw.
+        const now = await this.#observe();
+        return action.source.of === 'title' ? now.title : now.url;
+      }
+      case 'ask_human':
+        // Nothing happens on the page; the run ends with the question once it is recorded.
+        return null;
+    }
+  }
+
+  async #observe(): Promise<PageObservation> {
+    const { driver, planner } = this.#input;
+    const page = await this.#interruption.guard(
+      driver.observe(planner.wantsScreenshots ? { screenshot: true } : undefined),
+    );
+    this.#page = page;
+    return page;
+  }
+
+  async #record(step: NewStep): Promise<void> {
+    await this.#input.recordStep(step);
+    this.#history.push(step);
+  }
+
+  async #message(action: string, note: string): Promise<void> {
+    await this.#record({ type: 'message', action, url: this.#page?.url ?? null, title: this.#page?.title ?? null, note });
+  }
+
+  async #succeed(result: JsonValue): Promise<AgentOutcome> {
+    await this.#message('answer', describeAnswer(result));
+    return { status: 'succeeded', result };
+  }
+
+  async #askHuman(question: string): Promise<AgentOutcome> {
+    await this.#message('ask_human', clampNote(question));
+    return { status: 'needs_human', question, kind: 'question' };
+  }
+
+  async #fail(code: FailureCode): Promise<AgentOutcome> {
+    await this.#message(`failed ${code}`, FAILURE_DETAILS[code]);
+    return { status: 'failed', error: code };
+  }
+}
