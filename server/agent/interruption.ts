@@ -60,10 +60,13 @@ export class Interruption {
     if (reason !== null) throw new Interrupted(reason);
   }
 
-  /** Resolves as `work` does, unless the run is interrupted first. */
-  guard<T>(work: Promise<T>): Promise<T> {
+  /**
+   * Starts `work` unless the run is already interrupted, and resolves as it does unless the
+   * run is interrupted first.
+   */
+  guard<T>(work: () => Promise<T>): Promise<T> {
     this.check();
-    return Promise.race([work, this.#interrupted]);
+    return Promise.race([work(), this.#interrupted]);
   }
 
   dispose(): void {

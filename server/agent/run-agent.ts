@@ -71,12 +71,12 @@ class AgentRun {
 
   async loop(): Promise<AgentOutcome> {
     const { task, driver, planner } = this.#input;
-    const guard = <T>(work: Promise<T>): Promise<T> => this.#interruption.guard(work);
-    await guard(driver.setAllowedDomains(task.allowedDomains));
+    const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
+    await guard(() => driver.setAllowedDomains(task.allowedDomains));
     let page = await this.#observe();
 
     for (;;) {
-      const decision = await guard(
+      const decision = await guard(() =>
         planner.next({ prompt: task.prompt, observation: page, history: this.#history, signal: this.#interruption.signal }),
       );
       const { action } = decision;
@@ -119,33 +119,34 @@ class AgentRun {
   /** Carries out one action; returns the value an `extract` read (null for the rest). */
   async #perform(action: Exclude<AgentAction, { kind: 'finish' }>): Promise<JsonValue> {
     const { driver } = this.#input;
-    const guard = <T>(work: Promise<T>): Promise<T> => this.#interruption.guard(work);
+    const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
     switch (action.kind) {
       case 'navigate':
-        await guard(driver.navigate(action.url));
+        await guard(() => driver.navigate(action.url));
         return null;
       case 'click':
-        await guard(driver.click(action.target));
+        await guard(() => driver.click(action.target));
         return null;
       case 'type':
-        await guard(driver.type(action.text, action.into));
+        await guard(() => driver.type(action.text, action.into));
         return null;
       case 'press':
-        await guard(driver.press(action.key));
+        await guard(() => driver.press(action.key));
         return null;
       case 'scroll':
-        await guard(driver.scroll(action.direction));
+        await guard(() => driver.scroll(action.direction));
         return null;
       case 'wait':
-        await guard(
+        await guard(() =>
           driver.waitForText(action.text, Math.min(WAIT_FOR_TEXT_TIMEOUT_MS, this.#interruption.remainingMs())),
         );
         return null;
       case 'extract': {
-        if (action.source.of === 'text') return await guard(driver.textOf(action.source.selector));
+        const { source } = action;
+        if (source.of === 'text') return await guard(() => driver.textOf(source.selector));
         // Read afresh: scripts may retitle the page after the observation the planner saw.
         const now = await this.#observe();
-        return action.source.of === 'title' ? now.title : now.url;
+        return source.of === 'title' ? now.title : now.url;
       }
       case 'ask_human':
         // Nothing happens on the page; the run ends with the question once it is recorded.
@@ -155,7 +156,7 @@ class AgentRun {
 
   async #observe(): Promise<PageObservation> {
     const { driver, planner } = this.#input;
-    const page = await this.#interruption.guard(
+    const page = await this.#interruption.guard(() =>
       driver.observe(planner.wantsScreenshots ? { screenshot: true } : undefined),
     );
     this.#page = page;
