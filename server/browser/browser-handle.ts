@@ -1,0 +1,78 @@
+import type { Browser, BrowserContext } from 'puppeteer-core';
+import { PuppeteerPageDriver, type PageDriverTimings } from './page-driver.js';
+import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
+
+export interface PuppeteerBrowserHandleOptions {
+  deviceId: string;
+  pid: number | null;
+  browser: Browser;
+  /** The context the device's page lives in: the default one or the device's own. */
+  context: BrowserContext;
+  /** Provider-specific teardown (stop the process, or leave a remote browser). */
+  release: () => Promise<void>;
+  timings?: Partial<PageDriverTimings>;
+}
+
+/**
+ * A device's browser behind puppeteer, shared by both providers. The provider calls
+ * notifyDisconnected() when the connection drops; listeners hear about it only when
+ * close() did not cause it.
+ */
+export class PuppeteerBrowserHandle implements BrowserHandle {
+  readonly deviceId: string;
+  readonly pid: number | null;
+  private readonly browser: Browser;
+  private readonly context: BrowserContext;
+  private readonly release: () => Promise<void>;
+  private readonly timings: Partial<PageDriverTimings>;
+  private driver: Promise<PuppeteerPageDriver> | null = null;
+  private readonly disconnectListeners: Array<() => void> = [];
+  private closing: Promise<void> | null = null;
+  private disconnected = false;
+
+  constructor(options: PuppeteerBrowserHandleOptions) {
+    this.deviceId = options.deviceId;
+    this.pid = options.pid;
+    this.browser = options.browser;
+    this.context = options.context;
+    this.release = options.release;
+    this.timings = options.timings ?? {};
+  }
+
+  async page(): Promise<PageDriver> {
+    const current = this.driver ? await this.driver.catch(() => null) : null;
+    // A page the site closed itself (window.close()) is replaced while the browser lives.
+    if (current === null || current.isClosed) this.driver = this.openDriver();
+    return this.driver as Promise<PuppeteerPageDriver>;
+  }
+
+  onDisconnected(listener: () => void): void {
+    this.disconnectListeners.push(listener);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.release();
+    return this.closing;
+  }
+
+  notifyDisconnected(): void {
+    if (this.closing !== null || this.disconnected) return;
+    this.disconnected = true;
+    for (const listener of this.disconnectListeners) listener();
+  }
+
+  private async openDriver(): Promise<PuppeteerPageDriver> {
+    try {
+      const pages = await this.context.pages();
+      const page = pages.find((candidate) => !candidate.isClosed()) ?? (await this.context.newPage());
+      return await PuppeteerPageDriver.create(
+        page,
+        () => this.browser.connected && this.closing === null,
+        this.timings,
+      );
+    } catch {
+      // A browser that cannot hand out a page is unusable whatever the reason.
+      throw new ActionError('browser_gone', 'the browser could not open a page');
+    }
+  }
+}

@@ -1,0 +1,202 @@
+// Operating-system side of local Chromium processes: finding the executable, the pid
+// file each profile carries, and killing process groups left over from a crashed run.
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BrowserLaunchError } from './types.js';
+
+export const PID_FILE_NAME = 'chromium.pid';
+
+const EXECUTABLE_NAMES = ['chromium', 'chromium-browser', 'google-chrome'];
+
+/** Files Chromium uses to claim a profile; left behind by a crash, they block the next start. */
+const SINGLETON_FILES = ['SingletonLock', 'SingletonSocket', 'SingletonCookie'];
+
+const EXIT_WAIT_MS = 5_000;
+const EXIT_POLL_MS = 25;
+
+/**
+ * The Chromium executable: the configured path, or the first of chromium,
+ * chromium-browser, google-chrome found on PATH (looked up by the shell, since the
+ * search path belongs to the OS rather than to this service's configuration).
+ */
+export function findChromium(configuredPath: string | null): string {
+  if (configuredPath !== null) {
+    if (!isExecutable(configuredPath)) {
+      throw new BrowserLaunchError(
+        `Chromium not found at ${configuredPath}: install it (apt-get install chromium) or fix CHROMIUM_PATH`,
+        false,
+      );
+    }
+    return configuredPath;
+  }
+  for (const name of EXECUTABLE_NAMES) {
+    const found = lookUpOnPath(name);
+    if (found !== null) return found;
+  }
+  throw new BrowserLaunchError(
+    `No Chromium found on PATH (tried ${EXECUTABLE_NAMES.join(', ')}): apt-get install chromium, or set CHROMIUM_PATH`,
+    false,
+  );
+}
+
+function lookUpOnPath(name: string): string | null {
+  try {
+    const found = execFileSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', name], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    return found !== '' && isExecutable(found) ? found : null;
+  } catch {
+    return null;
+  }
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function writePidFile(profileDir: string, pid: number): Promise<void> {
+  await writeFile(path.join(profileDir, PID_FILE_NAME), `${pid}\n`);
+}
+
+/**
+ * Removes the pid file if it still names `pid` (or unconditionally without one), so a
+ * late cleanup of a dead browser never deletes the file of the one launched after it.
+ */
+export async function removePidFile(profileDir: string, pid?: number): Promise<void> {
+  if (pid !== undefined && (await readPidFile(profileDir)) !== pid) return;
+  await rm(path.join(profileDir, PID_FILE_NAME), { force: true });
+}
+
+/**
+ * Makes a profile startable after a crash: kills a Chromium still running on it (named
+ * by the pid file or by the SingletonLock link, "<hostname>-<pid>") and removes the
+ * singleton files. Only processes whose command line names this profile are touched.
+ */
+export async function reclaimProfile(profileDir: string): Promise<void> {
+  const candidates = [await readPidFile(profileDir), await readSingletonLockPid(profileDir)];
+  for (const pid of candidates) {
+    if (pid !== null && (await isChromiumOfProfile(pid, profileDir))) {
+      await killProcessGroup(pid);
+    }
+  }
+  await removePidFile(profileDir);
+  for (const name of SINGLETON_FILES) {
+    await rm(path.join(profileDir, name), { force: true });
+  }
+}
+
+/**
+ * Kills Chromium process groups left over from a previous run of the service (one
+ * that crashed without closing its browsers). Call once at start, before any launch.
+ * Returns the pids that were killed.
+ */
+export async function killOrphans(dataDir: string): Promise<number[]> {
+  const profilesDir = path.join(path.resolve(dataDir), 'profiles');
+  let deviceDirs: string[];
+  try {
+    deviceDirs = await readdir(profilesDir);
+  } catch (error) {
+    if (isErrorCode(error, 'ENOENT')) return [];
+    throw error;
+  }
+  const killed: number[] = [];
+  for (const deviceDir of deviceDirs) {
+    const profileDir = path.join(profilesDir, deviceDir);
+    const pid = await readPidFile(profileDir);
+    if (pid === null) continue;
+    if (await isChromiumOfProfile(pid, profileDir)) {
+      await killProcessGroup(pid);
+      killed.push(pid);
+    }
+    await removePidFile(profileDir);
+  }
+  return killed;
+}
+
+/**
+ * SIGKILLs the process group a Chromium leads (it was started as a group leader, so
+ * its renderers and zygotes share the group) and waits until the leader is gone.
+ */
+export async function killProcessGroup(pid: number): Promise<void> {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch (error) {
+      if (!isErrorCode(error, 'ESRCH')) throw error;
+    }
+  }
+  await waitForExit(pid);
+}
+
+export async function waitForExit(pid: number, timeoutMs = EXIT_WAIT_MS): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!(await isRunning(pid))) return true;
+    await new Promise((resolve) => setTimeout(resolve, EXIT_POLL_MS));
+  }
+  return !(await isRunning(pid));
+}
+
+/** Alive and not a zombie waiting to be reaped. */
+export async function isRunning(pid: number): Promise<boolean> {
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  // Field 3 (state) follows the parenthesised command name, which may contain spaces.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
+}
+
+/** Pid reuse guard: the process must be a Chromium started on exactly this profile. */
+export async function isChromiumOfProfile(pid: number, profileDir: string): Promise<boolean> {
+  let cmdline: string;
+  try {
+    cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return false;
+  }
+  const args = cmdline.split('\0');
+  const executable = path.basename(args[0] ?? '');
+  const isChromium = /chrom/i.test(executable);
+  return isChromium && args.includes(`--user-data-dir=${path.resolve(profileDir)}`) && (await isRunning(pid));
+}
+
+async function readPidFile(profileDir: string): Promise<number | null> {
+  try {
+    return parsePid(await readFile(path.join(profileDir, PID_FILE_NAME), 'utf8'));
+  } catch (error) {
+    if (isErrorCode(error, 'ENOENT')) return null;
+    throw error;
+  }
+}
+
+async function readSingletonLockPid(profileDir: string): Promise<number | null> {
+  try {
+    const target = await readlink(path.join(profileDir, 'SingletonLock'));
+    return parsePid(target.slice(target.lastIndexOf('-') + 1));
+  } catch {
+    return null;
+  }
+}
+
+function parsePid(text: string): number | null {
+  const trimmed = text.trim();
+  if (!/^\d+$/.test(trimmed)) return null;
+  const pid = Number(trimmed);
+  return pid > 1 ? pid : null;
+}
+
+function isErrorCode(error: unknown, code: string): boolean {
+  return error instanceof Error && 'code' in error && error.code === code;
+}

@@ -1,0 +1,383 @@
+import {
+  ConnectionClosedError,
+  TimeoutError,
+  type ElementHandle,
+  type HTTPRequest,
+  type KeyInput,
+  type Page,
+} from 'puppeteer-core';
+import { DomainAllowList } from './domain-allowlist.js';
+import {
+  CLEAR_FIELD_FUNCTION,
+  DOM_CLICK_FUNCTION,
+  FIND_BY_REF_SCRIPT,
+  FIND_CLICK_TARGET_SCRIPT,
+  FIND_FIELD_SCRIPT,
+  HAS_TEXT_SCRIPT,
+  MAX_OBSERVED_ELEMENTS,
+  OBSERVE_SCRIPT,
+  SAME_TAB_NAVIGATION_SCRIPT,
+  SCROLL_SCRIPT,
+  SELECT_OPTION_FUNCTION,
+  TAG_NAME_FUNCTION,
+  TEXT_OF_SCRIPT,
+} from './in-page-scripts.js';
+import {
+  ActionError,
+  type ActionErrorCode,
+  type ActionTarget,
+  type PageDriver,
+  type PageObservation,
+} from './types.js';
+
+export interface PageDriverTimings {
+  /** Limit for navigate() and for a navigation an action triggered. */
+  navigationTimeoutMs: number;
+  /** How long after a click or key press a navigation may start and still be awaited. */
+  navigationStartGraceMs: number;
+}
+
+const DEFAULT_TIMINGS: PageDriverTimings = {
+  navigationTimeoutMs: 30_000,
+  navigationStartGraceMs: 300,
+};
+
+const SCREENSHOT_QUALITY = 60;
+
+/**
+ * PageDriver over one puppeteer Page. `isBrowserAlive` reports whether the browser
+ * connection behind the page still stands, so failures are classified by state.
+ */
+export class PuppeteerPageDriver implements PageDriver {
+  private allowList: DomainAllowList | null = null;
+  /** Set when interception blocked a main-frame navigation; actions consume it. */
+  private blockedNavigationUrl: string | null = null;
+  private readonly blockedNavigationListeners = new Set<() => void>();
+  private readonly navigationRequestListeners = new Set<() => void>();
+
+  private constructor(
+    private readonly page: Page,
+    private readonly isBrowserAlive: () => boolean,
+    private readonly timings: PageDriverTimings,
+  ) {}
+
+  static async create(
+    page: Page,
+    isBrowserAlive: () => boolean,
+    timings: Partial<PageDriverTimings> = {},
+  ): Promise<PuppeteerPageDriver> {
+    const driver = new PuppeteerPageDriver(page, isBrowserAlive, { ...DEFAULT_TIMINGS, ...timings });
+    await driver.install();
+    return driver;
+  }
+
+  get isClosed(): boolean {
+    return this.page.isClosed();
+  }
+
+  private async install(): Promise<void> {
+    this.page.on('request', (request) => this.onRequest(request));
+    // Links that open tabs are retargeted in-page; anything that still opens one (for
+    // example a popup opened by the browser itself) is closed, as the agent drives one
+    // page and other pages would escape request interception.
+    this.page.on('popup', (popup) => {
+      void popup?.close().catch(() => undefined);
+    });
+    await this.page.evaluateOnNewDocument(SAME_TAB_NAVIGATION_SCRIPT);
+    await this.page.evaluate(SAME_TAB_NAVIGATION_SCRIPT);
+  }
+
+  async setAllowedDomains(domains: string[] | null): Promise<void> {
+    await this.run('navigation_failed', 'setting allowed domains', async () => {
+      this.allowList = DomainAllowList.fromEntries(domains);
+      await this.page.setRequestInterception(this.allowList !== null);
+    });
+  }
+
+  async observe(options: { screenshot?: boolean } = {}): Promise<PageObservation> {
+    return this.run('target_not_found', 'observing the page', async () => {
+      const elements = await this.evaluateAfterLoad(() =>
+        this.page.evaluate(OBSERVE_SCRIPT, { limit: MAX_OBSERVED_ELEMENTS }),
+      );
+      const observation: PageObservation = {
+        url: this.page.url(),
+        title: await this.page.title(),
+        elements,
+      };
+      if (options.screenshot) {
+        observation.screenshot = await this.page.screenshot({
+          type: 'jpeg',
+          quality: SCREENSHOT_QUALITY,
+          encoding: 'base64',
+        });
+      }
+      return observation;
+    });
+  }
+
+  async navigate(url: string): Promise<void> {
+    await this.run('navigation_failed', `navigating to ${url}`, async () => {
+      if (!URL.canParse(url)) {
+        throw new ActionError('navigation_failed', `"${url}" is not a valid URL`);
+      }
+      if (this.allowList && !this.allowList.allowsUrl(url)) {
+        throw domainNotAllowed(url);
+      }
+      this.blockedNavigationUrl = null;
+      try {
+        await this.page.goto(url, {
+          waitUntil: 'domcontentloaded',
+          timeout: this.timings.navigationTimeoutMs,
+        });
+      } catch (error) {
+        // A redirect into a blocked domain surfaces as a failed navigation; the flag set
+        // by interception tells it apart from other failures.
+        this.throwIfNavigationBlocked();
+        throw error;
+      }
+      this.throwIfNavigationBlocked();
+    });
+  }
+
+  async click(target: ActionTarget): Promise<void> {
+    await this.run('target_not_found', `clicking ${describeTarget(target)}`, async () => {
+      const element = await this.resolve(target, 'click');
+      try {
+        await this.settleNavigation(() => clickElement(element));
+      } finally {
+        await element.dispose();
+      }
+    });
+  }
+
+  async type(text: string, into: ActionTarget): Promise<void> {
+    await this.run('target_not_found', `typing into ${describeTarget(into)}`, async () => {
+      const field = await this.resolve(into, 'field');
+      try {
+        if ((await field.evaluate(TAG_NAME_FUNCTION)) === 'select') {
+          if (!(await field.evaluate(SELECT_OPTION_FUNCTION, text))) {
+            throw new ActionError('target_not_found', `no option "${text}" in ${describeTarget(into)}`);
+          }
+          return;
+        }
+        await field.evaluate(CLEAR_FIELD_FUNCTION);
+        await field.focus();
+        await this.page.keyboard.type(text);
+      } finally {
+        await field.dispose();
+      }
+    });
+  }
+
+  async press(key: string): Promise<void> {
+    await this.run('target_not_found', `pressing ${key}`, async () => {
+      const keys = splitKeyCombination(key);
+      const main = keys.pop();
+      if (main === undefined) throw new ActionError('target_not_found', 'no key given');
+      await this.settleNavigation(async () => {
+        for (const modifier of keys) await this.page.keyboard.down(modifier);
+        try {
+          await this.page.keyboard.press(main);
+        } finally {
+          for (const modifier of keys.reverse()) await this.page.keyboard.up(modifier);
+        }
+      });
+    });
+  }
+
+  async scroll(direction: 'up' | 'down'): Promise<void> {
+    await this.run('target_not_found', `scrolling ${direction}`, async () => {
+      const sign: 1 | -1 = direction === 'down' ? 1 : -1;
+      await this.page.evaluate(SCROLL_SCRIPT, { direction: sign });
+    });
+  }
+
+  async waitForText(text: string, timeoutMs: number): Promise<void> {
+    await this.run('timeout', `waiting for "${text}"`, async () => {
+      try {
+        await this.page.waitForFunction(HAS_TEXT_SCRIPT, { timeout: timeoutMs, polling: 100 }, { text });
+      } catch (error) {
+        if (error instanceof TimeoutError) {
+          throw new ActionError('timeout', `"${text}" did not appear within ${timeoutMs} ms`);
+        }
+        throw error;
+      }
+    });
+  }
+
+  async textOf(selector: string): Promise<string> {
+    return this.run('target_not_found', `reading ${selector}`, async () => {
+      const result = await this.evaluateAfterLoad(() => this.page.evaluate(TEXT_OF_SCRIPT, { selector }));
+      switch (result.kind) {
+        case 'text':
+          return result.text.trim();
+        case 'invalid':
+          throw new ActionError('target_not_found', `"${selector}" is not a valid CSS selector`);
+        case 'missing':
+          throw new ActionError('target_not_found', `nothing matches "${selector}"`);
+      }
+    });
+  }
+
+  private onRequest(request: HTTPRequest): void {
+    if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
+      for (const listener of this.navigationRequestListeners) listener();
+    }
+    if (!request.isInterceptResolutionHandled() && this.page.isClosed() === false) {
+      this.resolveInterception(request);
+    }
+  }
+
+  private resolveInterception(request: HTTPRequest): void {
+    // With interception off (no allow-list) requests proceed without a decision.
+    if (this.allowList === null) return;
+    const url = request.url();
+    if (this.allowList.allowsUrl(url)) {
+      void request.continue().catch(() => undefined);
+      return;
+    }
+    if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
+      this.blockedNavigationUrl = url;
+      for (const listener of this.blockedNavigationListeners) listener();
+    }
+    void request.abort('blockedbyclient').catch(() => undefined);
+  }
+
+  private throwIfNavigationBlocked(): void {
+    const blocked = this.blockedNavigationUrl;
+    if (blocked !== null) {
+      this.blockedNavigationUrl = null;
+      throw domainNotAllowed(blocked);
+    }
+  }
+
+  /**
+   * Runs an action that may start a navigation (click, Enter) and, when one starts
+   * within the grace period, waits for its document to load. A navigation blocked by
+   * the allow-list fails the action with domain_not_allowed.
+   */
+  private async settleNavigation(action: () => Promise<void>): Promise<void> {
+    this.blockedNavigationUrl = null;
+    const abort = new AbortController();
+    let started = false;
+    let onStart = (): void => undefined;
+    let onBlocked = (): void => undefined;
+    const navigationStarted = new Promise<void>((resolve) => {
+      onStart = () => {
+        started = true;
+        resolve();
+      };
+    });
+    const navigationBlocked = new Promise<'blocked'>((resolve) => {
+      onBlocked = () => resolve('blocked');
+    });
+    this.navigationRequestListeners.add(onStart);
+    this.blockedNavigationListeners.add(onBlocked);
+    const loaded = this.page
+      .waitForNavigation({
+        waitUntil: 'domcontentloaded',
+        timeout: this.timings.navigationTimeoutMs,
+        signal: abort.signal,
+      })
+      .then(
+        () => 'loaded' as const,
+        () => 'unsettled' as const,
+      );
+    try {
+      await action();
+      await Promise.race([navigationStarted, delay(this.timings.navigationStartGraceMs)]);
+      // A slow load is not the action's failure: the agent observes whatever is there.
+      if (started) await Promise.race([loaded, navigationBlocked]);
+      this.throwIfNavigationBlocked();
+    } finally {
+      abort.abort();
+      this.navigationRequestListeners.delete(onStart);
+      this.blockedNavigationListeners.delete(onBlocked);
+    }
+  }
+
+  private async resolve(target: ActionTarget, purpose: 'click' | 'field'): Promise<ElementHandle<Element>> {
+    const found = await this.evaluateAfterLoad(() => {
+      if (typeof target !== 'string') return this.page.evaluateHandle(FIND_BY_REF_SCRIPT, { ref: target.ref });
+      const script = purpose === 'click' ? FIND_CLICK_TARGET_SCRIPT : FIND_FIELD_SCRIPT;
+      return this.page.evaluateHandle(script, { target });
+    });
+    const element = found.asElement();
+    if (element === null) {
+      await found.dispose();
+      const hint = typeof target === 'string' ? '' : ' (observe the page again for current refs)';
+      throw new ActionError('target_not_found', `${describeTarget(target)} is not on the page${hint}`);
+    }
+    return element as ElementHandle<Element>;
+  }
+
+  /**
+   * Evaluations racing a navigation fail when their document goes away; one retry once
+   * the new document has loaded covers that without inspecting error text.
+   */
+  private async evaluateAfterLoad<T>(evaluate: () => Promise<T>): Promise<T> {
+    try {
+      return await evaluate();
+    } catch (error) {
+      if (error instanceof ActionError || !this.isAlive()) throw error;
+      await this.page
+        .waitForFunction('document.readyState !== "loading"', { timeout: this.timings.navigationTimeoutMs })
+        .catch(() => undefined);
+      return evaluate();
+    }
+  }
+
+  private isAlive(): boolean {
+    return this.isBrowserAlive() && !this.page.isClosed();
+  }
+
+  /** Runs an action and turns whatever it throws into an ActionError. */
+  private async run<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
+    if (!this.isAlive()) throw browserGone();
+    try {
+      return await action();
+    } catch (error) {
+      if (error instanceof ActionError) throw error;
+      if (!this.isAlive() || error instanceof ConnectionClosedError) throw browserGone();
+      if (error instanceof TimeoutError && fallback !== 'navigation_failed') {
+        throw new ActionError('timeout', `${what} timed out`);
+      }
+      throw new ActionError(fallback, `${what} failed`);
+    }
+  }
+}
+
+async function clickElement(element: ElementHandle<Element>): Promise<void> {
+  try {
+    await element.click();
+  } catch {
+    // No clickable point (covered, zero-sized, off-screen inside a scroller): a DOM
+    // click still fires the element's handlers and default action.
+    await element.evaluate(DOM_CLICK_FUNCTION);
+  }
+}
+
+/** "Control+Shift+A" → ["Control", "Shift", "A"]; a lone "+" stays one key. */
+function splitKeyCombination(key: string): KeyInput[] {
+  const parts = key.split('+');
+  const keys = parts.some((part) => part === '') ? [key] : parts;
+  return keys as KeyInput[];
+}
+
+function describeTarget(target: ActionTarget): string {
+  return typeof target === 'string' ? `"${target}"` : `element ref ${target.ref}`;
+}
+
+function domainNotAllowed(url: string): ActionError {
+  let host = url;
+  if (URL.canParse(url)) host = new URL(url).host;
+  return new ActionError('domain_not_allowed', `${host} is not an allowed domain`);
+}
+
+function browserGone(): ActionError {
+  return new ActionError('browser_gone', 'the browser is no longer running');
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
