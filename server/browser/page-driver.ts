@@ -239,6 +239,10 @@ export class PuppeteerPageDriver implements PageDriver {
     if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
       this.blockedNavigationUrl = url;
       for (const listener of this.blockedNavigationListeners) listener();
+      // A 204 answer makes Chromium keep the current document, where an aborted request
+      // would replace it with an error page and lose the agent's place.
+      void request.respond({ status: 204, body: '' }).catch(() => undefined);
+      return;
     }
     void request.abort('blockedbyclient').catch(() => undefined);
   }

@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LocalBrowserProvider } from './local-provider.js';
+import { CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
+
+// One Chromium serves every driver test; each test starts from a fresh navigation.
+let server: PageServer;
+let temp: Awaited<ReturnType<typeof makeTempDir>>;
+let handle: BrowserHandle;
+let driver: PageDriver;
+
+beforeAll(async () => {
+  server = await startPageServer();
+  temp = await makeTempDir('page-driver-');
+  const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir });
+  handle = await provider.launch({ deviceId: 'driver-device', orgId: 'org-1' });
+  driver = await handle.page();
+});
+
+afterAll(async () => {
+  await handle?.close();
+  await server?.close();
+  await temp?.remove();
+});
+
+beforeEach(async () => {
+  await driver.setAllowedDomains(null);
+});
+
+async function expectActionError(promise: Promise<unknown>, code: ActionError['code']): Promise<ActionError> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(ActionError);
+  expect((error as ActionError).code).toBe(code);
+  return error as ActionError;
+}
+
+describe('observe', () => {
+  it('lists interactive elements with refs, names, roles and values, never passwords', async () => {
+    await driver.navigate(server.url('/form'));
+    const observation = await driver.observe();
+    expect(observation.url).toBe(server.url('/form'));
+    expect(observation.title).toBe('Form page');
+    const byName = new Map(observation.elements.map((element) => [element.name, element]));
+    expect(byName.get('Next page')).toMatchObject({ role: 'link', tag: 'a' });
+    expect(byName.get('Say hello')).toMatchObject({ role: 'button', tag: 'button' });
+    expect(byName.get('Email address')).toMatchObject({ role: 'textbox', tag: 'input', value: '' });
+    expect(byName.get('Full name')).toMatchObject({ role: 'textbox' });
+    expect(byName.get('Your city')).toMatchObject({ role: 'textbox' });
+    expect(byName.get('Country')).toMatchObject({ role: 'combobox', value: 'Choose' });
+    expect(byName.get('Plain div action')).toMatchObject({ role: 'clickable' });
+    const password = observation.elements.find((element) => element.name === 'secret');
+    expect(password).toBeDefined();
+    expect(password?.value).toBeUndefined();
+    expect(JSON.stringify(observation)).not.toContain('hunter2');
+    expect(observation.elements.map((element) => element.ref)).toEqual(
+      observation.elements.map((_element, index) => index + 1),
+    );
+    expect(observation.screenshot).toBeUndefined();
+  });
+
+  it('returns a JPEG screenshot on request', async () => {
+    await driver.navigate(server.url('/next'));
+    const { screenshot } = await driver.observe({ screenshot: true });
+    expect(Buffer.from(screenshot ?? '', 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+  });
+});
+
+describe('click', () => {
+  beforeEach(async () => {
+    await driver.navigate(server.url('/form'));
+  });
+
+  it('clicks by exact visible text', async () => {
+    await driver.click('Say hello');
+    expect(await driver.textOf('#out')).toBe('Hello clicked');
+  });
+
+  it('clicks by case-insensitive partial text, including non-interactive elements', async () => {
+    await driver.click('another');
+    expect(await driver.textOf('#out')).toBe('Other clicked');
+    await driver.click('plain div action');
+    expect(await driver.textOf('#out')).toBe('Div clicked');
+  });
+
+  it('clicks by CSS selector', async () => {
+    await driver.click('button.secondary');
+    expect(await driver.textOf('#out')).toBe('Other clicked');
+  });
+
+  it('clicks by ref from the last observation', async () => {
+    const { elements } = await driver.observe();
+    const hello = elements.find((element) => element.name === 'Say hello');
+    await driver.click({ ref: hello?.ref ?? -1 });
+    expect(await driver.textOf('#out')).toBe('Hello clicked');
+  });
+
+  it('waits for a navigation the click starts', async () => {
+    await driver.click('Next page');
+    const observation = await driver.observe();
+    expect(observation.url).toBe(server.url('/next'));
+    expect(await driver.textOf('#where')).toBe('Second page');
+  });
+
+  it('reports target_not_found for unknown text and stale refs', async () => {
+    await expectActionError(driver.click('No such button anywhere'), 'target_not_found');
+    await expectActionError(driver.click({ ref: 9999 }), 'target_not_found');
+  });
+});
+
+describe('type', () => {
+  beforeEach(async () => {
+    await driver.navigate(server.url('/form'));
+  });
+
+  async function valueOf(selector: string): Promise<string | undefined> {
+    const { elements } = await driver.observe();
+    const name = { '#email': 'Email address', fullname: 'Full name', city: 'Your city', zip: 'Postal code' }[selector];
+    return elements.find((element) => element.name === name)?.value;
+  }
+
+  it('types into a field by label (for= and nesting), placeholder, aria-label and name', async () => {
+    await driver.type('a@example.com', 'Email address');
+    await driver.type('Ada Lovelace', 'full name');
+    await driver.type('Paris', 'Your city');
+    await driver.type('75001', 'Postal code');
+    expect(await valueOf('#email')).toBe('a@example.com');
+    expect(await valueOf('fullname')).toBe('Ada Lovelace');
+    expect(await valueOf('city')).toBe('Paris');
+    expect(await valueOf('zip')).toBe('75001');
+    await driver.type('Lyon', 'city');
+    expect(await valueOf('city')).toBe('Lyon');
+  });
+
+  it('types into a CSS selector and replaces the previous value', async () => {
+    await driver.type('first', '#email');
+    await driver.type('second', '#email');
+    expect(await valueOf('#email')).toBe('second');
+  });
+
+  it('chooses a select option by its text', async () => {
+    await driver.type('France', 'Country');
+    const { elements } = await driver.observe();
+    expect(elements.find((element) => element.name === 'Country')?.value).toBe('France');
+    await expectActionError(driver.type('Atlantis', 'Country'), 'target_not_found');
+  });
+
+  it('reports target_not_found for a field that does not exist', async () => {
+    await expectActionError(driver.type('x', 'Favourite colour'), 'target_not_found');
+  });
+});
+
+describe('keys, scrolling, text', () => {
+  it('presses keys and key combinations', async () => {
+    await driver.navigate(server.url('/form'));
+    await driver.type('abc', '#email');
+    await driver.press('Backspace');
+    await driver.press('Shift+A');
+    const { elements } = await driver.observe();
+    expect(elements.find((element) => element.name === 'Email address')?.value).toBe('abA');
+    await expectActionError(driver.press('NotAKey'), 'target_not_found');
+  });
+
+  it('scrolls without failing', async () => {
+    await driver.navigate(server.url('/form'));
+    await driver.scroll('down');
+    await driver.scroll('up');
+  });
+
+  it('waits for text that appears later and times out on text that never does', async () => {
+    await driver.navigate(server.url('/form'));
+    await driver.waitForText('arrived LATE', 5_000);
+    const started = Date.now();
+    await expectActionError(driver.waitForText('never shown', 300), 'timeout');
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('reads innerText by selector and rejects missing or invalid selectors', async () => {
+    await driver.navigate(server.url('/next'));
+    expect(await driver.textOf('#where')).toBe('Second page');
+    await expectActionError(driver.textOf('#missing'), 'target_not_found');
+    await expectActionError(driver.textOf('[[invalid'), 'target_not_found');
+  });
+});
+
+describe('navigation', () => {
+  it('fails with navigation_failed for invalid URLs and unreachable hosts', async () => {
+    await expectActionError(driver.navigate('not a url'), 'navigation_failed');
+    await expectActionError(driver.navigate('http://127.0.0.1:1/'), 'navigation_failed');
+  });
+});
+
+describe('allowed domains', () => {
+  it('blocks navigation to another host, by link or by address', async () => {
+    await driver.setAllowedDomains(['localhost']);
+    await driver.navigate(server.url('/cross-host'));
+    await expectActionError(driver.click('Other host'), 'domain_not_allowed');
+    expect((await driver.observe()).url).toBe(server.url('/cross-host'));
+    await expectActionError(driver.navigate(server.url('/next', '127.0.0.1')), 'domain_not_allowed');
+    await driver.click('Same host');
+    expect(await driver.textOf('#where')).toBe('Second page');
+  });
+
+  it('blocks subresources from other hosts and loads them once unrestricted', async () => {
+    await driver.setAllowedDomains(['http://LOCALHOST:1234/path']);
+    server.requests.length = 0;
+    await driver.navigate(server.url('/cross-host'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.requests.some((line) => line.includes('/cross-host'))).toBe(true);
+    expect(server.requests.some((line) => line.includes('/pixel.gif'))).toBe(false);
+
+    await driver.setAllowedDomains([]);
+    await driver.navigate(server.url('/cross-host'));
+    await driver.waitForText('Other host', 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.requests.some((line) => line.startsWith('127.0.0.1') && line.includes('/pixel.gif'))).toBe(true);
+  });
+
+  it('blocks a redirect into a disallowed host', async () => {
+    await driver.setAllowedDomains(['localhost']);
+    await expectActionError(driver.navigate(server.url('/redirect-away')), 'domain_not_allowed');
+  });
+
+  it('allows data: and about:blank while restricted', async () => {
+    await driver.setAllowedDomains(['example.com']);
+    await driver.navigate('about:blank');
+    await driver.navigate('data:text/html,<p id="x">inline</p>');
+    expect(await driver.textOf('#x')).toBe('inline');
+  });
+});
