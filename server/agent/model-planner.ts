@@ -1,0 +1,170 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, tool, type ModelMessage, type StaticToolCall } from 'ai';
+import { z } from 'zod';
+import type { ActionTarget } from '../browser/types';
+import type { AgentAction } from './agent-action';
+import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
+import { normalizeUrl } from './normalize-url';
+import { PlannerError, type Planner, type PlannerDecision, type PlannerInput } from './planner';
+
+export interface ModelPlannerOptions {
+  /** OpenAI-compatible API base, e.g. `https://api.example.com/v1` (requests go to `/chat/completions`). */
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  /** Send a JPEG screenshot with every observation (for vision models). Default false. */
+  screenshots?: boolean;
+  /** Retries of a failed request (429, 5xx, network), with backoff. Default 2. */
+  maxRetries?: number;
+  /** Longest one planning request may take. Default 60 s. */
+  requestTimeoutMs?: number;
+}
+
+const TargetSchema = z
+  .union([z.number().int().nonnegative(), z.string().min(1)])
+  .describe('The element ref number from the element list, or else its visible text or a CSS selector.');
+
+/** Every tool carries an optional reason, recorded as the step's note. */
+const reason = z.string().optional().describe('One short sentence: why this step.');
+
+/** One tool per action; none has `execute`, so the SDK hands the call back instead of running it. */
+const PLANNER_TOOLS = {
+  navigate: tool({
+    description: 'Open a URL in the page.',
+    inputSchema: z.object({ url: z.string().min(1), reason }),
+  }),
+  click: tool({
+    description: 'Click an element.',
+    inputSchema: z.object({ target: TargetSchema, reason }),
+  }),
+  type: tool({
+    description: 'Type text into a form field.',
+    inputSchema: z.object({ text: z.string(), target: TargetSchema, reason }),
+  }),
+  press: tool({
+    description: 'Press a keyboard key, e.g. Enter, Tab, Escape, ArrowDown, Control+A.',
+    inputSchema: z.object({ key: z.string().regex(/^[A-Za-z0-9]+(\+[A-Za-z0-9]+)*$/), reason }),
+  }),
+  scroll: tool({
+    description: 'Scroll the page by about one screen.',
+    inputSchema: z.object({ direction: z.enum(['up', 'down']), reason }),
+  }),
+  wait_for_text: tool({
+    description: 'Wait until the given text appears on the page.',
+    inputSchema: z.object({ text: z.string().min(1), reason }),
+  }),
+  extract_title: tool({
+    description: 'Finish the task; its result is the page title.',
+    inputSchema: z.object({ reason }),
+  }),
+  extract_url: tool({
+    description: 'Finish the task; its result is the page URL.',
+    inputSchema: z.object({ reason }),
+  }),
+  extract_text: tool({
+    description: 'Finish the task; its result is the text of the first element matching a CSS selector.',
+    inputSchema: z.object({ selector: z.string().min(1), reason }),
+  }),
+  finish: tool({
+    description: 'Finish the task with the answer for the user.',
+    inputSchema: z.object({ answer: z.string(), reason }),
+  }),
+  ask_human: tool({
+    description: 'Pause the task and ask a human a question only a person can answer.',
+    inputSchema: z.object({ question: z.string().min(1), reason }),
+  }),
+};
+
+/**
+ * Plans with a model behind any OpenAI-compatible chat completions endpoint, one tool call
+ * per step. Each request is self-contained: the fixed system prompt plus one user message
+ * with the task, a compact history and the current observation (model-prompt.ts), so a
+ * resumed task needs nothing but its recorded steps.
+ *
+ * Any failure (HTTP error, timeout, no tool call, an unknown tool, arguments that are not
+ * valid JSON or do not fit the tool's schema, more than one call) throws
+ * PlannerError('planner_error'); the SDK error is kept only as `cause`, for logs.
+ */
+export function createModelPlanner(options: ModelPlannerOptions): Planner {
+  const provider = createOpenAICompatible({ name: 'operator-model', baseURL: options.baseUrl, apiKey: options.apiKey });
+  const model = provider.chatModel(options.model);
+  const screenshots = options.screenshots ?? false;
+
+  return {
+    wantsScreenshots: screenshots,
+    async next({ prompt, observation, history, signal }: PlannerInput): Promise<PlannerDecision> {
+      const text = renderPlannerMessage(prompt, history, observation);
+      const messages: ModelMessage[] = [
+        {
+          role: 'user',
+          content:
+            screenshots && observation.screenshot !== undefined
+              ? [
+                  { type: 'text', text },
+                  { type: 'image', image: observation.screenshot, mediaType: 'image/jpeg' },
+                ]
+              : text,
+        },
+      ];
+
+      let result;
+      try {
+        result = await generateText({
+          model,
+          system: MODEL_SYSTEM_PROMPT,
+          messages,
+          tools: PLANNER_TOOLS,
+          toolChoice: 'required',
+          maxRetries: options.maxRetries ?? 2,
+          timeout: options.requestTimeoutMs ?? 60_000,
+          abortSignal: signal,
+        });
+      } catch (error) {
+        throw new PlannerError('planner_error', 'the model request failed', { cause: error });
+      }
+
+      const [call, ...extra] = result.toolCalls;
+      if (call === undefined) throw new PlannerError('planner_error', 'the model called no tool');
+      if (extra.length > 0) throw new PlannerError('planner_error', 'the model called more than one tool');
+      // Unknown tools and unparsable or schema-violating arguments come back as dynamic calls.
+      if (call.dynamic === true) {
+        throw new PlannerError('planner_error', 'the model made an invalid tool call', { cause: call.error });
+      }
+      return { action: toAction(call), note: call.input.reason ?? null };
+    },
+  };
+}
+
+function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction {
+  switch (call.toolName) {
+    case 'navigate': {
+      const url = normalizeUrl(call.input.url);
+      if (url === null) throw new PlannerError('planner_error', 'the model asked for a URL that is not http(s)');
+      return { kind: 'navigate', url };
+    }
+    case 'click':
+      return { kind: 'click', target: toTarget(call.input.target) };
+    case 'type':
+      return { kind: 'type', text: call.input.text, into: toTarget(call.input.target) };
+    case 'press':
+      return { kind: 'press', key: call.input.key };
+    case 'scroll':
+      return { kind: 'scroll', direction: call.input.direction };
+    case 'wait_for_text':
+      return { kind: 'wait', text: call.input.text };
+    case 'extract_title':
+      return { kind: 'extract', source: { of: 'title' } };
+    case 'extract_url':
+      return { kind: 'extract', source: { of: 'url' } };
+    case 'extract_text':
+      return { kind: 'extract', source: { of: 'text', selector: call.input.selector } };
+    case 'finish':
+      return { kind: 'finish', answer: call.input.answer };
+    case 'ask_human':
+      return { kind: 'ask_human', question: call.input.question };
+  }
+}
+
+function toTarget(target: number | string): ActionTarget {
+  return typeof target === 'number' ? { ref: target } : target;
+}
