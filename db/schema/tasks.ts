@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { timestampMs } from './columns';
+
+export const taskStatuses = ['running', 'needs_human', 'succeeded', 'failed', 'canceled'] as const;
+export type TaskStatus = (typeof taskStatuses)[number];
+export const terminalTaskStatuses = ['succeeded', 'failed', 'canceled'] as const satisfies readonly TaskStatus[];
+
+export const tasks = pgTable(
+  'tasks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    spaceId: uuid('space_id').notNull(),
+    deviceId: uuid('device_id').notNull(),
+    status: text('status', { enum: taskStatuses }).notNull(),
+    prompt: text('prompt').notNull(),
+    allowedDomains: text('allowed_domains').array(),
+    maxSteps: integer('max_steps'),
+    result: jsonb('result'),
+    createdAt: timestampMs('created_at').notNull().defaultNow(),
+    updatedAt: timestampMs('updated_at').notNull().defaultNow(),
+    finishedAt: timestampMs('finished_at'),
+    /** Overall timeout: the task fails with `timeout` past this instant. */
+    deadlineAt: timestampMs('deadline_at').notNull(),
+    /** Worker lease: the instance driving the task and until when its claim holds. */
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestampMs('lease_expires_at'),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (table) => [
+    // The slot as a constraint: at most one live task per device, whatever races.
+    uniqueIndex('tasks_one_live_per_device')
+      .on(table.deviceId)
+      .where(sql`${table.status} in ('running', 'needs_human')`),
+    index('tasks_device_page_idx').on(table.deviceId, table.createdAt.desc(), table.id.desc()),
+    index('tasks_claim_idx')
+      .on(table.leaseExpiresAt)
+      .where(sql`${table.status} = 'running'`),
+    index('tasks_org_created_idx').on(table.orgId, table.createdAt),
+  ],
+);
+
+export const stepTypes = ['action', 'observation', 'message'] as const;
+
+export const taskSteps = pgTable(
+  'task_steps',
+  {
+    taskId: uuid('task_id').notNull(),
+    seq: integer('seq').notNull(),
+    orgId: uuid('org_id').notNull(),
+    type: text('type', { enum: stepTypes }).notNull(),
+    action: text('action'),
+    url: text('url'),
+    title: text('title'),
+    note: text('note'),
+    createdAt: timestampMs('created_at').notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.taskId, table.seq] }), index('task_steps_org_created_idx').on(table.orgId, table.createdAt)],
+);

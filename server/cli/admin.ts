@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util';
+import { openDatabase } from '../../db/open';
+import { loadConfig } from '../config';
+import { AdminError, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
+
+// Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
+// exit 0; or an error on stderr, exit 1.
+const USAGE = `usage: npm run --silent admin -- <command> [options]
+  org:create --name N [--not-entitled] [--max-devices N] [--max-device-seconds N] [--escalation-url URL]
+  space:create --org ORG --name N
+  key:create --org ORG --scopes a,b [--spaces uuid,uuid] [--env live|test]
+  key:revoke --key-id ID`;
+
+const OPTIONS = {
+  name: { type: 'string' },
+  'not-entitled': { type: 'boolean' },
+  'max-devices': { type: 'string' },
+  'max-device-seconds': { type: 'string' },
+  'escalation-url': { type: 'string' },
+  org: { type: 'string' },
+  scopes: { type: 'string' },
+  spaces: { type: 'string' },
+  env: { type: 'string' },
+  'key-id': { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function required(values: Values, name: keyof Values): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new AdminError(`--${name} is required`);
+  return value.trim();
+}
+
+function optionalCount(values: Values, name: 'max-devices' | 'max-device-seconds'): number | null {
+  const value = values[name];
+  if (value === undefined) return null;
+  if (!/^\d+$/.test(value)) throw new AdminError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ args: process.argv.slice(2), options: OPTIONS, allowPositionals: true, strict: true });
+  const command = positionals[0];
+  const config = loadConfig();
+  const database = await openDatabase(config.db);
+  try {
+    const result = await run(command, values, database.db);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await database.close();
+  }
+}
+
+async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0]): Promise<unknown> {
+  switch (command) {
+    case 'org:create':
+      return createOrganization(db, {
+        name: required(values, 'name'),
+        entitled: values['not-entitled'] !== true,
+        maxDevices: optionalCount(values, 'max-devices'),
+        maxDeviceSeconds: optionalCount(values, 'max-device-seconds'),
+        escalationUrl: values['escalation-url'] ?? null,
+      });
+    case 'space:create':
+      return createSpace(db, required(values, 'org'), required(values, 'name'));
+    case 'key:create': {
+      const env = values.env ?? 'test';
+      if (env !== 'live' && env !== 'test') throw new AdminError('--env must be live or test');
+      const scopes = list(required(values, 'scopes'));
+      return createApiKey(db, { orgId: required(values, 'org'), scopes, spaceIds: list(values.spaces), env });
+    }
+    case 'key:revoke':
+      return revokeApiKey(db, required(values, 'key-id'));
+    default:
+      throw new AdminError(USAGE);
+  }
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof AdminError ? error.message : error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${JSON.stringify({ error: message })}\n`);
+  process.exit(1);
+});

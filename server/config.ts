@@ -1,0 +1,138 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// The environment is parsed once, here. Nothing else in the codebase reads process.env:
+// every other module receives the part of `Config` it needs.
+
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((value) => value === 'true' || value === '1');
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? null : value.trim()));
+
+const csv = (fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value) =>
+      (value ?? fallback)
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    );
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Prices in micro-units of currency per unit; unset means unpriced (no `cost_micro`). */
+const price = z.coerce.number().int().nonnegative().optional();
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  OPERATOR_PUBLIC_URL: optionalString,
+  DATABASE_URL: optionalString,
+  OPERATOR_DATA_DIR: z.string().default('.data'),
+  OPERATOR_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  OPERATOR_DB_POOL_SIZE: positiveInt(20),
+  OPERATOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  OPERATOR_BROWSER: z.enum(['local', 'browserless']).default('local'),
+  CHROMIUM_PATH: optionalString,
+  BROWSERLESS_URL: optionalString,
+  OPERATOR_MAX_BROWSERS: positiveInt(10),
+  OPERATOR_REGIONS: csv('local'),
+
+  OPERATOR_MODEL_BASE_URL: optionalString,
+  OPERATOR_MODEL_API_KEY: optionalString,
+  OPERATOR_MODEL: optionalString,
+  OPERATOR_TASK_TIMEOUT_SECS: positiveInt(1800),
+  OPERATOR_TASK_LEASE_SECS: positiveInt(15),
+  OPERATOR_TASK_WORKERS: positiveInt(10),
+
+  OPERATOR_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv,
+  OPERATOR_WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+  OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: optionalString,
+  OPERATOR_WEBHOOK_CONCURRENCY: positiveInt(32),
+
+  OPERATOR_RATE_LIMIT_PER_SEC: positiveInt(20),
+  OPERATOR_RATE_LIMIT_BURST: positiveInt(40),
+  OPERATOR_RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
+
+  OPERATOR_PRICE_DEVICE_SECOND_MICRO: price,
+  OPERATOR_PRICE_SESSION_SECOND_MICRO: price,
+  OPERATOR_PRICE_TASK_MICRO: price,
+  OPERATOR_PRICE_STEP_MICRO: price,
+
+  OPERATOR_SWEEP_INTERVAL_MS: positiveInt(5_000),
+  OPERATOR_SERVE_CONSOLE: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((value) => value === 'true'),
+});
+
+export type Env = z.input<typeof EnvSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid configuration: ${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.OPERATOR_DATA_DIR);
+  const publicUrl = (e.OPERATOR_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  if (e.OPERATOR_BROWSER === 'browserless' && e.BROWSERLESS_URL === null) {
+    throw new Error('Invalid configuration: OPERATOR_BROWSER=browserless needs BROWSERLESS_URL.');
+  }
+  const model =
+    e.OPERATOR_MODEL_BASE_URL !== null && e.OPERATOR_MODEL !== null
+      ? { baseUrl: e.OPERATOR_MODEL_BASE_URL, apiKey: e.OPERATOR_MODEL_API_KEY ?? '', model: e.OPERATOR_MODEL }
+      : null;
+  return {
+    http: { port: e.PORT, host: e.HOST, publicUrl, serveConsole: e.OPERATOR_SERVE_CONSOLE },
+    db: {
+      url: e.DATABASE_URL,
+      poolSize: e.OPERATOR_DB_POOL_SIZE,
+      embedded: { dir: path.join(dataDir, 'postgres'), port: e.OPERATOR_EMBEDDED_PG_PORT },
+    },
+    dataDir,
+    logLevel: e.OPERATOR_LOG_LEVEL,
+    browser: {
+      kind: e.OPERATOR_BROWSER,
+      chromiumPath: e.CHROMIUM_PATH,
+      browserlessUrl: e.BROWSERLESS_URL,
+      maxBrowsers: e.OPERATOR_MAX_BROWSERS,
+    },
+    regions: e.OPERATOR_REGIONS,
+    agent: {
+      model,
+      taskTimeoutMs: e.OPERATOR_TASK_TIMEOUT_SECS * 1000,
+      leaseMs: e.OPERATOR_TASK_LEASE_SECS * 1000,
+      workers: e.OPERATOR_TASK_WORKERS,
+    },
+    webhooks: {
+      allowPrivateDestinations: e.OPERATOR_ALLOW_PRIVATE_DESTINATIONS,
+      timeoutMs: e.OPERATOR_WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: e.OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS?.split(',').map((step) => Number(step)) ?? null,
+      concurrency: e.OPERATOR_WEBHOOK_CONCURRENCY,
+    },
+    rateLimit: {
+      perSecond: e.OPERATOR_RATE_LIMIT_PER_SEC,
+      burst: e.OPERATOR_RATE_LIMIT_BURST,
+      store: e.OPERATOR_RATE_LIMIT_STORE,
+    },
+    prices: {
+      deviceSecondMicro: e.OPERATOR_PRICE_DEVICE_SECOND_MICRO ?? null,
+      sessionSecondMicro: e.OPERATOR_PRICE_SESSION_SECOND_MICRO ?? null,
+      taskMicro: e.OPERATOR_PRICE_TASK_MICRO ?? null,
+      stepMicro: e.OPERATOR_PRICE_STEP_MICRO ?? null,
+    },
+    sweepIntervalMs: e.OPERATOR_SWEEP_INTERVAL_MS,
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,27 @@
+import type { Scope } from './scopes';
+
+/** Who is calling: the authenticated key and what it may do. */
+export interface Principal {
+  keyId: string;
+  orgId: string;
+  scopes: ReadonlySet<Scope>;
+  /** Empty means organization-wide. */
+  spaceIds: readonly string[];
+  entitled: boolean;
+}
+
+/** Who caused a change, as recorded on audit events. */
+export interface Actor {
+  orgId: string;
+  /** Key id, or `system` for the service's own moves. */
+  actor: string;
+  requestId: string | null;
+}
+
+export function actorOf(principal: Principal, requestId: string): Actor {
+  return { orgId: principal.orgId, actor: principal.keyId, requestId };
+}
+
+export function systemActor(orgId: string): Actor {
+  return { orgId, actor: 'system', requestId: null };
+}

@@ -1,0 +1,98 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../../db/client';
+import { apiKeys, organizations, spaces } from '../../../db/schema';
+import { recordAudit } from '../audit/record-audit';
+import { isUuid } from '../ids';
+import { formatApiKey, generateKeyId, generateSecret, hashSecret, type KeyEnv } from '../keys/api-key-format';
+import { systemActor } from '../keys/principal';
+import { isScope, type Scope } from '../keys/scopes';
+
+// What the preview's operators do: create organizations, Spaces and keys, revoke keys.
+// Used by the admin CLI; every change is audited in its own transaction.
+
+export class AdminError extends Error {}
+
+export interface NewOrganization {
+  name: string;
+  entitled: boolean;
+  maxDevices: number | null;
+  maxDeviceSeconds: number | null;
+  escalationUrl: string | null;
+}
+
+export async function createOrganization(db: Db, input: NewOrganization): Promise<{ org_id: string }> {
+  return db.transaction(async (tx) => {
+    const [org] = await tx.insert(organizations).values(input).returning({ id: organizations.id });
+    await recordAudit(tx, systemActor(org!.id), {
+      action: 'operator.organization.created',
+      resourceType: 'organization',
+      resourceId: org!.id,
+      details: { name: input.name, entitled: input.entitled, max_devices: input.maxDevices, max_device_seconds: input.maxDeviceSeconds },
+    });
+    return { org_id: org!.id };
+  });
+}
+
+export async function createSpace(db: Db, orgId: string, name: string): Promise<{ space_id: string }> {
+  return db.transaction(async (tx) => {
+    await requireOrganization(tx, orgId);
+    const [space] = await tx.insert(spaces).values({ orgId, name }).returning({ id: spaces.id });
+    await recordAudit(tx, systemActor(orgId), { action: 'operator.space.created', resourceType: 'space', resourceId: space!.id, spaceId: space!.id, details: { name } });
+    return { space_id: space!.id };
+  });
+}
+
+export interface NewKey {
+  orgId: string;
+  scopes: string[];
+  spaceIds: string[];
+  env: KeyEnv;
+}
+
+export async function createApiKey(db: Db, input: NewKey) {
+  const unknownScope = input.scopes.find((scope) => !isScope(scope));
+  if (unknownScope !== undefined) throw new AdminError(`Unknown scope: ${unknownScope}`);
+  return db.transaction(async (tx) => {
+    await requireOrganization(tx, input.orgId);
+    for (const spaceId of input.spaceIds) {
+      if (!isUuid(spaceId)) throw new AdminError(`Not a Space id: ${spaceId}`);
+      const [space] = await tx.select({ id: spaces.id }).from(spaces).where(and(eq(spaces.id, spaceId), eq(spaces.orgId, input.orgId)));
+      if (space === undefined) throw new AdminError(`Space ${spaceId} does not belong to organization ${input.orgId}`);
+    }
+    const keyId = generateKeyId();
+    const secret = generateSecret();
+    await tx.insert(apiKeys).values({
+      keyId,
+      orgId: input.orgId,
+      env: input.env,
+      secretHash: hashSecret(secret),
+      scopes: input.scopes,
+      spaceIds: input.spaceIds,
+    });
+    await recordAudit(tx, systemActor(input.orgId), {
+      action: 'operator.api_key.created',
+      resourceType: 'api_key',
+      resourceId: keyId,
+      details: { env: input.env, scopes: input.scopes, space_ids: input.spaceIds },
+    });
+    return { key: formatApiKey(input.env, keyId, secret), key_id: keyId, scopes: input.scopes as Scope[], space_ids: input.spaceIds };
+  });
+}
+
+export async function revokeApiKey(db: Db, keyId: string): Promise<{ revoked: true }> {
+  return db.transaction(async (tx) => {
+    const [key] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
+      .returning({ orgId: apiKeys.orgId });
+    if (key === undefined) throw new AdminError(`No active key with id ${keyId}`);
+    await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId });
+    return { revoked: true as const };
+  });
+}
+
+async function requireOrganization(db: DbOrTx, orgId: string): Promise<void> {
+  const [org] = isUuid(orgId) ? await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)) : [];
+  if (org === undefined) throw new AdminError(`No organization with id ${orgId}`);
+}

@@ -1,0 +1,103 @@
+import { TRPCError } from '@trpc/server';
+
+// Every error code a client can see (CONTRACT.md), its HTTP status and its default
+// one-sentence message. `satisfies` makes a new code without a row a type error.
+const ERROR_TABLE = {
+  invalid_request: { status: 400, message: 'The request is invalid.' },
+  invalid_cursor: { status: 400, message: 'The cursor is not valid for this list.' },
+  unknown_event_type: { status: 400, message: 'The event type is not in the published catalogue.' },
+  invalid_api_key: { status: 401, message: 'The API key is missing, malformed, unknown or revoked.' },
+  invalid_escalation_token: { status: 401, message: 'The escalation bearer token is missing or invalid.' },
+  insufficient_scope: { status: 403, message: 'The API key lacks the scope or Space this request needs.' },
+  product_not_entitled: { status: 403, message: 'The organization is not entitled to this product.' },
+  device_quota_exceeded: { status: 403, message: 'The organization has reached its device-count quota.' },
+  duration_quota_exceeded: { status: 403, message: 'The organization has used its rolling 24-hour device-duration quota.' },
+  not_found: { status: 404, message: 'No such route.' },
+  device_not_found: { status: 404, message: 'No such device.' },
+  task_not_found: { status: 404, message: 'No such task.' },
+  session_not_found: { status: 404, message: 'No such session.' },
+  webhook_endpoint_not_found: { status: 404, message: 'No such webhook endpoint.' },
+  escalation_not_found: { status: 404, message: 'No such escalation.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this route.' },
+  device_busy: { status: 409, message: "The device's task slot is held by another task." },
+  device_not_ready: { status: 409, message: 'The device is not active.' },
+  idempotency_conflict: { status: 409, message: 'The Idempotency-Key was already used with a different request body.' },
+  task_not_cancelable: { status: 409, message: 'The task has already finished.' },
+  session_not_control: { status: 409, message: 'The session is watch-only.' },
+  no_running_task: { status: 409, message: 'The device has no running task.' },
+  device_terminated: { status: 410, message: 'The device is terminated.' },
+  session_expired: { status: 410, message: 'The session is revoked or expired.' },
+  payload_too_large: { status: 413, message: 'The request body is larger than 1 MiB.' },
+  unsupported_media_type: { status: 415, message: 'The request body must be JSON (Content-Type: application/json).' },
+  rate_limited: { status: 429, message: 'Too many requests; retry after the time given in Retry-After.' },
+  internal_error: { status: 500, message: 'An internal error occurred.' },
+  capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ApiErrorCode = keyof typeof ERROR_TABLE;
+export type ApiErrorStatus = (typeof ERROR_TABLE)[ApiErrorCode]['status'];
+
+// tRPC needs one of its own codes; the HTTP status we send comes from ERROR_TABLE
+// through the adapter's responseMeta, so this mapping only keeps tRPC's logs sensible.
+const TRPC_CODE_BY_STATUS = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  409: 'CONFLICT',
+  410: 'PRECONDITION_FAILED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+} as const satisfies Record<ApiErrorStatus, TRPCError['code']>;
+
+export interface ApiErrorOptions {
+  /** Replaces the default message; must be one fixed sentence, never echoing input or secrets. */
+  message?: string;
+  /** The offending input field, for input errors. */
+  param?: string;
+  /** Extra response headers, e.g. Retry-After. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** The one error type the API throws; the v1 handler turns it into the CONTRACT.md body. */
+export class ApiError extends TRPCError {
+  readonly apiCode: ApiErrorCode;
+  readonly status: ApiErrorStatus;
+  readonly param: string | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ApiErrorCode, options: ApiErrorOptions = {}) {
+    const row = ERROR_TABLE[code];
+    super({ code: TRPC_CODE_BY_STATUS[row.status], message: options.message ?? row.message, cause: options.cause });
+    this.apiCode = code;
+    this.status = row.status;
+    this.param = options.param;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(requestId: string) {
+    return {
+      error: {
+        code: this.apiCode,
+        message: this.message,
+        request_id: requestId,
+        ...(this.param === undefined ? {} : { param: this.param }),
+      },
+    };
+  }
+}
+
+export function invalidRequest(param: string | undefined, message?: string): ApiError {
+  return new ApiError('invalid_request', { param, message });
+}
+
+export function isApiErrorCode(value: string): value is ApiErrorCode {
+  return Object.hasOwn(ERROR_TABLE, value);
+}
+
+export const apiErrorCodes = Object.keys(ERROR_TABLE) as ApiErrorCode[];

@@ -1,0 +1,13 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Services } from '../services';
+
+/**
+ * A /v1 route served outside tRPC because its response is not one JSON body (the task
+ * event stream). It must apply the same authentication and scope rules itself.
+ */
+export interface RawRoute {
+  method: string;
+  /** Matched against the path after the /v1 prefix. */
+  pattern: RegExp;
+  handle(req: IncomingMessage, res: ServerResponse, context: { requestId: string; services: Services; params: string[] }): Promise<void>;
+}

@@ -1,0 +1,60 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../errors';
+import type { Services } from '../services';
+import { sendDocsPage, sendScalarBundle } from './docs-page';
+import type { RawRoute } from './raw-route';
+import { createV1Handler, newRequestId } from './v1-handler';
+
+export interface RequestRouterOptions {
+  services: Services;
+  rawRoutes: RawRoute[];
+  openApiDocument: () => unknown;
+  isReady: () => boolean;
+  /** Next.js request handler for the console; null when the console is not served. */
+  console: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null;
+}
+
+/**
+ * Top-level dispatch of the one HTTP server: health probes, the OpenAPI document and
+ * reference page, raw /v1 routes, the tRPC-backed /v1 API, and Next.js for the rest.
+ */
+export function createRequestRouter(options: RequestRouterOptions) {
+  const handleV1 = createV1Handler(options.services);
+  const openApiJson = JSON.stringify(options.openApiDocument());
+
+  return async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = newRequestId();
+    res.setHeader('X-Request-Id', requestId);
+    const url = req.url ?? '/';
+    const path = url.split('?', 1)[0]!;
+
+    if (path === '/healthz') return sendJson(res, 200, { ok: true });
+    if (path === '/readyz') return options.isReady() ? sendJson(res, 200, { ok: true }) : sendJson(res, 503, { ok: false });
+    if (path === '/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(openApiJson);
+      return;
+    }
+    if (path === '/docs' || path === '/docs/') return sendDocsPage(res);
+    if (path === '/docs/scalar.js') return sendScalarBundle(res);
+
+    if (path === '/v1' || path.startsWith('/v1/')) {
+      const subPath = path.slice('/v1'.length);
+      for (const raw of options.rawRoutes) {
+        const match = raw.pattern.exec(subPath);
+        if (match === null || raw.method !== req.method) continue;
+        return raw.handle(req, res, { requestId, services: options.services, params: match.slice(1) });
+      }
+      return handleV1(req, res, requestId);
+    }
+
+    if (options.console !== null) return options.console(req, res);
+    const error = new ApiError('not_found');
+    return sendJson(res, error.status, error.toBody(requestId));
+  };
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

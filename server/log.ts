@@ -1,0 +1,33 @@
+import pino from 'pino';
+
+// API keys look like svc_operator_<env>_<key_id>_<secret>; logs keep the key id (useful
+// for support) and mask the secret. Applied to every string that reaches the logger.
+const API_KEY_PATTERN = /\b(svc_operator_(?:live|test)_[a-z2-7]{12})_[A-Za-z0-9-]{43}\b/g;
+const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sest_|esct_)[A-Za-z0-9_-]+/g];
+
+export function maskSecrets(text: string): string {
+  let masked = text.replace(API_KEY_PATTERN, '$1_****');
+  for (const pattern of OTHER_SECRET_PATTERNS) {
+    masked = masked.replace(pattern, (match, prefix: unknown) => `${typeof prefix === 'string' ? prefix : match.slice(0, 6)}****`);
+  }
+  return masked;
+}
+
+export function createLogger(level: string) {
+  return pino({
+    level,
+    base: undefined,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["sec-websocket-protocol"]', 'headers.authorization', '*.secret', '*.token', '*.session_token'],
+      censor: '****',
+    },
+    hooks: {
+      logMethod(args, method) {
+        const maskedArgs = args.map((arg) => (typeof arg === 'string' ? maskSecrets(arg) : arg)) as Parameters<typeof method>;
+        method.apply(this, maskedArgs);
+      },
+    },
+  });
+}
+
+export type Logger = ReturnType<typeof createLogger>;

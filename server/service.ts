@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { openDatabase, type OpenDatabase } from '../db/open';
+import { buildOpenApiDocument } from './api/openapi';
+import type { Config } from './config';
+import { Authenticator } from './domain/keys/authenticate';
+import { CursorCodec } from './domain/pagination/cursor';
+import { RateLimiter } from './domain/rate-limit/rate-limiter';
+import { loadServiceSecret } from './domain/service-secret';
+import { createRequestRouter } from './http/request-router';
+import type { RawRoute } from './http/raw-route';
+import { idempotencySweep } from './jobs/idempotency-sweep';
+import type { Worker } from './jobs/worker';
+import { createLogger } from './log';
+import { startConsole } from './next-console';
+import type { Services } from './services';
+
+export interface RunningService {
+  server: Server;
+  /** Base URL the server listens on, e.g. http://127.0.0.1:3000. */
+  url: string;
+  services: Services;
+  database: OpenDatabase;
+  /** Graceful stop: no new connections, in-flight requests finish, workers stop, pools close. */
+  close(): Promise<void>;
+}
+
+// How long shutdown waits for in-flight requests before cutting connections.
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * The composition root: builds every dependency once, starts the HTTP server (API,
+ * console, WebSocket upgrades) and the background workers on one port.
+ */
+export async function startService(config: Config): Promise<RunningService> {
+  const log = createLogger(config.logLevel);
+  let ready = false;
+  const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
+  const services: Services = {
+    config,
+    db: database.db,
+    sql: database.sql,
+    log,
+    instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
+    authenticator: new Authenticator(database.db),
+    rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
+    cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
+  };
+
+  const workers: Worker[] = [idempotencySweep(services)];
+  const rawRoutes: RawRoute[] = [];
+  const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];
+
+  const nextConsole = config.http.serveConsole ? await startConsole() : null;
+  const route = createRequestRouter({
+    services,
+    rawRoutes,
+    openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
+    isReady: () => ready,
+    console: nextConsole?.handle ?? null,
+  });
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    route(req, res).catch((error: unknown) => {
+      log.error({ err: error }, 'request failed outside a route handler');
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end();
+    });
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (upgradeHandlers.some((handle) => handle(req, socket, head))) return;
+    if (nextConsole !== null) return nextConsole.upgrade(req, socket, head);
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.http.port, config.http.host, () => resolve());
+  });
+  for (const worker of workers) worker.start();
+  ready = true;
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? '[::1]' : '127.0.0.1'}:${address.port}`;
+  log.info({ url, publicUrl: config.http.publicUrl }, 'service listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    server,
+    url,
+    services,
+    database,
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        await closed;
+        clearTimeout(grace);
+        await Promise.all(workers.map((worker) => worker.stop()));
+        await services.rateLimiter.close();
+        await nextConsole?.close();
+        await database.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type postgres from 'postgres';
+import type { Db } from '../db/client';
+import type { Config } from './config';
+import type { Authenticator } from './domain/keys/authenticate';
+import type { CursorCodec } from './domain/pagination/cursor';
+import type { RateLimiter } from './domain/rate-limit/rate-limiter';
+import type { Logger } from './log';
+
+/**
+ * Everything a request or a worker may use, built once by the composition root
+ * (server/service.ts) and handed down through the tRPC context: no module imports a
+ * global database client or reads the environment itself.
+ */
+export interface Services {
+  config: Config;
+  db: Db;
+  sql: postgres.Sql;
+  log: Logger;
+  /** Identifies this server process among instances sharing the database. */
+  instanceId: string;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  cursors: CursorCodec;
+}
