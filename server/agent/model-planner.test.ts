@@ -4,7 +4,7 @@ import { createModelPlanner, type ModelPlannerOptions } from './model-planner';
 import { runAgent, type RunAgentInput } from './run-agent';
 import type { NewStep } from './step';
 import { FakePageDriver } from './testing/fake-page-driver';
-import { startScriptedOpenAiServer, type RecordedChatRequest, type ScriptedOpenAiServer } from './testing/scripted-openai-server';
+import { startScriptedOpenAiServer, type RecordedChatRequest, type ScriptedOpenAiServer, type ScriptedReply } from './testing/scripted-openai-server';
 
 const FORM = 'http://127.0.0.1:4000/form';
 const API_KEY = 'sk-test-0123456789';
@@ -145,7 +145,7 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
 describe('model planner: a bad model reply fails the task with planner_error and leaks nothing', () => {
   const LEAK = 'upstream-secret-detail';
 
-  it.each([
+  const badReplies: Array<[string, ScriptedReply]> = [
     ['arguments that are not JSON', { toolCalls: [{ name: 'click', arguments: `{"target": 2, ${LEAK}` }] }],
     ['an unknown tool', { toolCalls: [{ name: `delete_everything_${LEAK}`, arguments: {} }] }],
     ['arguments that break the schema', { toolCalls: [{ name: 'scroll', arguments: { direction: `sideways ${LEAK}` } }] }],
@@ -155,7 +155,9 @@ describe('model planner: a bad model reply fails the task with planner_error and
     ['HTTP 500', { status: 500, body: JSON.stringify({ error: { message: LEAK } }) }],
     ['HTTP 401', { status: 401, body: JSON.stringify({ error: { message: LEAK } }) }],
     ['a body that is not JSON', { status: 200, body: `<html>${LEAK}</html>` }],
-  ] as const)('%s', async (_, reply) => {
+  ];
+
+  it.each(badReplies)('%s', async (_, reply) => {
     server.push(reply);
     const { outcome, steps, driver } = await run('Do the thing');
     expect(outcome).toEqual({ status: 'failed', error: 'planner_error' });
