@@ -135,7 +135,9 @@ export async function checkDestination(
   } catch {
     return { ok: false, reason: 'invalid_url' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, reason: 'unsupported_scheme' };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return { ok: false, reason: 'unsupported_scheme' };
+  }
   // Credentials in a URL end up in logs and in the endpoint record shown to every key holder.
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'credentials_in_url' };
 
