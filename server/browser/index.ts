@@ -1,0 +1,11 @@
+// The browser layer's entry point: everything outside server/browser/ imports from here.
+export * from './types.js';
+export { createBrowserProvider, type BrowserProviderOptions } from './provider-factory.js';
+export {
+  BrowserPool,
+  CapacityExhaustedError,
+  DeviceOrganizationMismatchError,
+  type BrowserPoolOptions,
+} from './pool.js';
+export { killOrphans } from './chromium-process.js';
+export { normalizeDomainEntry } from './domain-allowlist.js';

@@ -1,0 +1,147 @@
+import type { BrowserHandle, BrowserProvider } from './types.js';
+
+/** Every browser slot is taken; callers should retry after `retryAfterSeconds`. */
+export class CapacityExhaustedError extends Error {
+  constructor(
+    readonly maxBrowsers: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`all ${maxBrowsers} browsers are in use; retry in ${retryAfterSeconds} s`);
+    this.name = 'CapacityExhaustedError';
+  }
+}
+
+/** The device's browser is running for another organization; a browser is never shared. */
+export class DeviceOrganizationMismatchError extends Error {
+  constructor(readonly deviceId: string) {
+    super(`device ${deviceId} is running for another organization`);
+    this.name = 'DeviceOrganizationMismatchError';
+  }
+}
+
+export interface BrowserPoolOptions {
+  maxBrowsers: number;
+  /** Hint carried by CapacityExhaustedError; roughly how long a slot takes to free up. */
+  retryAfterSeconds?: number;
+}
+
+interface Slot {
+  orgId: string;
+  /** Resolves to the handle once launched; rejects (and the slot is dropped) on failure. */
+  handle: Promise<BrowserHandle>;
+  /** Set once the launch succeeded. */
+  ready?: BrowserHandle;
+}
+
+const DEFAULT_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * Running browsers by device id, at most `maxBrowsers` at once, counting browsers still
+ * starting or shutting down. One browser (process or context) per device, so no browser
+ * ever serves two organizations; concurrent launches of one device share one launch,
+ * and a launch waits for the same device's close to finish so two browsers never hold
+ * one profile.
+ */
+export class BrowserPool {
+  private readonly slots = new Map<string, Slot>();
+  private readonly closing = new Map<string, Promise<void>>();
+  private readonly lostListeners: Array<(deviceId: string) => void> = [];
+  private readonly retryAfterSeconds: number;
+
+  constructor(
+    private readonly provider: BrowserProvider,
+    private readonly options: BrowserPoolOptions,
+  ) {
+    this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+  }
+
+  /** Browsers running, starting or closing: what counts against maxBrowsers. */
+  get size(): number {
+    let closingOthers = 0;
+    for (const deviceId of this.closing.keys()) if (!this.slots.has(deviceId)) closingOthers += 1;
+    return this.slots.size + closingOthers;
+  }
+
+  /**
+   * The device's running browser, or a newly launched one. Throws
+   * CapacityExhaustedError when every slot is taken, DeviceOrganizationMismatchError
+   * when the device runs for another organization, and whatever the provider throws
+   * (BrowserLaunchError) when the launch fails.
+   */
+  launch(deviceId: string, orgId: string): Promise<BrowserHandle> {
+    const existing = this.slots.get(deviceId);
+    if (existing) {
+      if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
+      return existing.handle;
+    }
+    // A device whose previous browser is still closing reuses that browser's slot.
+    const occupied = this.size - (this.closing.has(deviceId) ? 1 : 0);
+    if (occupied >= this.options.maxBrowsers) {
+      return Promise.reject(new CapacityExhaustedError(this.options.maxBrowsers, this.retryAfterSeconds));
+    }
+    const previousClose = this.closing.get(deviceId) ?? Promise.resolve();
+    const slot: Slot = {
+      orgId,
+      handle: previousClose.then(() => this.provider.launch({ deviceId, orgId })),
+    };
+    this.slots.set(deviceId, slot);
+    slot.handle.then(
+      (handle) => {
+        slot.ready = handle;
+        handle.onDisconnected(() => this.onLost(deviceId, slot));
+      },
+      () => this.dropSlot(deviceId, slot),
+    );
+    return slot.handle;
+  }
+
+  /** The device's running browser; undefined when it is not running or still starting. */
+  get(deviceId: string): BrowserHandle | undefined {
+    return this.slots.get(deviceId)?.ready;
+  }
+
+  /** Closes the device's browser, keeping its profile. No-op when it is not running. */
+  async close(deviceId: string): Promise<void> {
+    const slot = this.slots.get(deviceId);
+    if (!slot) return this.closing.get(deviceId);
+    this.dropSlot(deviceId, slot);
+    const closed = slot.handle.then(
+      (handle) => handle.close(),
+      () => undefined,
+    );
+    const tracked = closed.finally(() => {
+      if (this.closing.get(deviceId) === tracked) this.closing.delete(deviceId);
+    });
+    this.closing.set(deviceId, tracked);
+    return tracked;
+  }
+
+  /** Closes the device's browser and deletes its profile. */
+  async destroy(deviceId: string): Promise<void> {
+    await this.close(deviceId);
+    await this.provider.destroyProfile(deviceId);
+  }
+
+  /** Called with the device id when a browser dies without close() being called. */
+  onDeviceLost(listener: (deviceId: string) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.slots.keys()].map((deviceId) => this.close(deviceId)));
+    await Promise.all(this.closing.values());
+    await this.provider.shutdown();
+  }
+
+  private onLost(deviceId: string, slot: Slot): void {
+    if (!this.dropSlot(deviceId, slot)) return;
+    for (const listener of this.lostListeners) listener(deviceId);
+  }
+
+  /** Removes the slot if it is still the device's current one. */
+  private dropSlot(deviceId: string, slot: Slot): boolean {
+    if (this.slots.get(deviceId) !== slot) return false;
+    this.slots.delete(deviceId);
+    return true;
+  }
+}

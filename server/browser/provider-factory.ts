@@ -1,0 +1,32 @@
+import { BrowserlessProvider } from './browserless-provider.js';
+import { LocalBrowserProvider } from './local-provider.js';
+import { BrowserLaunchError, type BrowserProvider } from './types.js';
+
+/** Plain options the service's config module fills in; this module reads no environment. */
+export interface BrowserProviderOptions {
+  kind: 'local' | 'browserless';
+  /** Local Chromium executable; null looks for chromium, chromium-browser, google-chrome on PATH. */
+  chromiumPath: string | null;
+  /** browserless WebSocket endpoint with its token, e.g. ws://host:3000?token=...; required for browserless. */
+  browserlessUrl: string | null;
+  /** Root of per-device state: <dataDir>/profiles/<deviceId>. */
+  dataDir: string;
+  /** Local provider only; defaults to true. */
+  headless?: boolean;
+}
+
+export function createBrowserProvider(options: BrowserProviderOptions): BrowserProvider {
+  switch (options.kind) {
+    case 'local':
+      return new LocalBrowserProvider({
+        chromiumPath: options.chromiumPath,
+        dataDir: options.dataDir,
+        headless: options.headless,
+      });
+    case 'browserless':
+      if (options.browserlessUrl === null) {
+        throw new BrowserLaunchError('the browserless provider needs an endpoint: set BROWSERLESS_URL', false);
+      }
+      return new BrowserlessProvider({ endpoint: options.browserlessUrl, dataDir: options.dataDir });
+  }
+}
