@@ -89,8 +89,8 @@ export function createV1Handler(services: Services) {
     await openApiHandler(req, res, () => {
       const path = new URL(req.url!, 'http://localhost').pathname.replace(/\/+$/, '') || '/';
       const known = routes.filter((route) => route.pattern.test(path));
-      sendError(res, state, new ApiError(known.length > 0 ? 'method_not_allowed' : 'not_found'));
       if (known.length > 0) res.setHeader('Allow', [...new Set(known.map((route) => route.method))].join(', '));
+      sendError(res, state, new ApiError(known.length > 0 ? 'method_not_allowed' : 'not_found'));
     });
   };
 }

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('applies the CONTRACT.md defaults', () => {
+    const config = loadConfig({});
+    expect(config.http.port).toBe(3000);
+    expect(config.http.publicUrl).toBe('http://localhost:3000');
+    expect(config.db.url).toBeNull();
+    expect(config.browser.kind).toBe('local');
+    expect(config.agent.model).toBeNull();
+    expect(config.rateLimit).toMatchObject({ perSecond: 20, burst: 40 });
+    expect(config.webhooks.allowPrivateDestinations).toBe(false);
+    expect(config.regions).toEqual(['local']);
+  });
+
+  it('reads a model endpoint only when base URL and model are both set', () => {
+    expect(loadConfig({ OPERATOR_MODEL_BASE_URL: 'http://127.0.0.1:1/v1' }).agent.model).toBeNull();
+    expect(loadConfig({ OPERATOR_MODEL_BASE_URL: 'http://127.0.0.1:1/v1', OPERATOR_MODEL: 'm', OPERATOR_MODEL_API_KEY: 'k' }).agent.model).toEqual({
+      baseUrl: 'http://127.0.0.1:1/v1',
+      apiKey: 'k',
+      model: 'm',
+    });
+  });
+
+  it('refuses invalid values with a message naming the variable', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ OPERATOR_BROWSER: 'browserless' })).toThrow(/BROWSERLESS_URL/);
+  });
+});

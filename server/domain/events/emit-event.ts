@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../../../db/client';
+import { events } from '../../../db/schema';
+import { toPublicId } from '../ids';
+import type { DeliverableEventType } from './catalogue';
+
+/** NOTIFY channel that wakes the delivery worker; the payload is unused. */
+export const OUTBOX_CHANNEL = 'operator_outbox';
+
+export interface DomainEvent {
+  orgId: string;
+  /** Space of the resource; organization-wide endpoints see every Space. */
+  spaceId: string | null;
+  type: DeliverableEventType;
+  /** The resource exactly as the API returns it. */
+  resource: Record<string, unknown>;
+}
+
+/**
+ * Writes a domain event to the outbox inside the caller's transaction, and fans it out
+ * to one pending delivery per enabled endpoint that subscribes to the type and covers
+ * the Space. Committing the change commits its event and deliveries, or none of them.
+ */
+export async function emitEvent(tx: Tx, event: DomainEvent): Promise<void> {
+  const id = randomUUID();
+  const createdAt = new Date();
+  const envelope = {
+    id: toPublicId('event', id),
+    object: 'event',
+    type: event.type,
+    created_at: createdAt.toISOString(),
+    api_version: '0.1.0',
+    org_id: event.orgId,
+    space_id: event.spaceId,
+    data: { object: event.resource },
+  };
+  await tx.insert(events).values({ id, orgId: event.orgId, spaceId: event.spaceId, type: event.type, envelope, createdAt });
+  const fannedOut = await tx.execute(sql`
+    insert into webhook_deliveries (event_id, endpoint_id, org_id, next_attempt_at)
+    select ${id}, endpoint.id, endpoint.org_id, ${createdAt}
+    from webhook_endpoints endpoint
+    where endpoint.org_id = ${event.orgId}
+      and endpoint.enabled
+      and (cardinality(endpoint.event_types) = 0 or ${event.type} = any(endpoint.event_types))
+      and (endpoint.space_id is null or endpoint.space_id = ${event.spaceId})
+    returning id`);
+  // Delivered by PostgreSQL at commit, so the worker never wakes for an uncommitted event.
+  if (fannedOut.length > 0) await tx.execute(sql`select pg_notify(${OUTBOX_CHANNEL}, '')`);
+}
