@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext } from 'puppeteer-core';
-import { PuppeteerPageDriver, type PageDriverTimings } from './page-driver.js';
+import { PuppeteerPageDriver } from './page-driver.js';
 import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
 
 export interface PuppeteerBrowserHandleOptions {
@@ -10,7 +10,6 @@ export interface PuppeteerBrowserHandleOptions {
   context: BrowserContext;
   /** Provider-specific teardown (stop the process, or leave a remote browser). */
   release: () => Promise<void>;
-  timings?: Partial<PageDriverTimings>;
 }
 
 /**
@@ -24,7 +23,6 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   private readonly browser: Browser;
   private readonly context: BrowserContext;
   private readonly release: () => Promise<void>;
-  private readonly timings: Partial<PageDriverTimings>;
   private driver: Promise<PuppeteerPageDriver> | null = null;
   private readonly disconnectListeners: Array<() => void> = [];
   private closing: Promise<void> | null = null;
@@ -36,7 +34,6 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.browser = options.browser;
     this.context = options.context;
     this.release = options.release;
-    this.timings = options.timings ?? {};
   }
 
   async page(): Promise<PageDriver> {
@@ -65,11 +62,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     try {
       const pages = await this.context.pages();
       const page = pages.find((candidate) => !candidate.isClosed()) ?? (await this.context.newPage());
-      return await PuppeteerPageDriver.create(
-        page,
-        () => this.browser.connected && this.closing === null,
-        this.timings,
-      );
+      return await PuppeteerPageDriver.create(page, () => this.browser.connected && this.closing === null);
     } catch {
       // A browser that cannot hand out a page is unusable whatever the reason.
       throw new ActionError('browser_gone', 'the browser could not open a page');

@@ -3,7 +3,6 @@ import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { COOKIE_FILE_NAME, restoreCookies, saveCookies } from './cookie-store.js';
-import type { PageDriverTimings } from './page-driver.js';
 import { profileDirectory } from './profile-directory.js';
 import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type LaunchRequest } from './types.js';
 
@@ -12,7 +11,6 @@ export interface BrowserlessProviderOptions {
   endpoint: string;
   /** Local state (saved cookies) lives in <dataDir>/profiles/<deviceId>. */
   dataDir: string;
-  timings?: Partial<PageDriverTimings>;
 }
 
 /** Where browserless keeps per-device profiles on its own disk. */
@@ -77,7 +75,6 @@ export class BrowserlessProvider implements BrowserProvider {
       pid: null,
       browser,
       context,
-      timings: this.options.timings,
       release: async () => {
         this.running.delete(handle);
         if (browser.connected) {

@@ -123,7 +123,8 @@ export async function killOrphans(dataDir: string): Promise<number[]> {
 
 /**
  * SIGKILLs the process group a Chromium leads (it was started as a group leader, so
- * its renderers and zygotes share the group) and waits until the leader is gone.
+ * its renderers, zygotes and utility processes share the group) and waits until no
+ * member is left.
  */
 export async function killProcessGroup(pid: number): Promise<void> {
   for (const target of [-pid, pid]) {
@@ -133,29 +134,52 @@ export async function killProcessGroup(pid: number): Promise<void> {
       if (!isErrorCode(error, 'ESRCH')) throw error;
     }
   }
-  await waitForExit(pid);
+  await waitUntil(async () => !(await isRunning(pid)) && (await processGroupMembers(pid)).length === 0);
 }
 
-export async function waitForExit(pid: number, timeoutMs = EXIT_WAIT_MS): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitForExit(pid: number): Promise<boolean> {
+  return waitUntil(async () => !(await isRunning(pid)));
+}
+
+/** Live (non-zombie) processes whose process group id is `groupId`. */
+export async function processGroupMembers(groupId: number): Promise<number[]> {
+  const members: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = await statFields(Number(entry));
+    // After the command name: state, ppid, pgrp.
+    if (fields && fields[0] !== 'Z' && fields[0] !== 'X' && Number(fields[2]) === groupId) {
+      members.push(Number(entry));
+    }
+  }
+  return members;
+}
+
+async function waitUntil(condition: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + EXIT_WAIT_MS;
   while (Date.now() < deadline) {
-    if (!(await isRunning(pid))) return true;
+    if (await condition()) return true;
     await new Promise((resolve) => setTimeout(resolve, EXIT_POLL_MS));
   }
-  return !(await isRunning(pid));
+  return condition();
 }
 
 /** Alive and not a zombie waiting to be reaped. */
 export async function isRunning(pid: number): Promise<boolean> {
+  const state = (await statFields(pid))?.[0];
+  return state !== undefined && state !== 'Z' && state !== 'X';
+}
+
+/** /proc/<pid>/stat fields after the command name (state first), or null when gone. */
+async function statFields(pid: number): Promise<string[] | null> {
   let stat: string;
   try {
     stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   } catch {
-    return false;
+    return null;
   }
-  // Field 3 (state) follows the parenthesised command name, which may contain spaces.
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
+  // The command name is parenthesised and may itself contain spaces or parentheses.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** Pid reuse guard: the process must be a Chromium started on exactly this profile. */

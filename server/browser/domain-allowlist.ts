@@ -52,10 +52,6 @@ export class DomainAllowList {
     return new DomainAllowList(domains);
   }
 
-  get entries(): string[] {
-    return [...this.domains];
-  }
-
   /** A host is allowed when it equals an entry or is a subdomain of one. */
   allowsHost(hostname: string): boolean {
     const host = hostname.toLowerCase().replace(/\.+$/, '');

@@ -3,7 +3,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findChromium, isRunning, killOrphans, PID_FILE_NAME, waitForExit } from './chromium-process.js';
+import {
+  findChromium,
+  isRunning,
+  killOrphans,
+  PID_FILE_NAME,
+  processGroupMembers,
+  waitForExit,
+} from './chromium-process.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserPool, CapacityExhaustedError, DeviceOrganizationMismatchError } from './pool.js';
 import { createBrowserProvider } from './provider-factory.js';
@@ -25,19 +32,6 @@ afterAll(async () => {
 
 function profileDir(deviceId: string): string {
   return path.join(temp.dir, 'profiles', deviceId);
-}
-
-/** Pids of every process in a process group, from /proc. */
-async function processGroupMembers(groupId: number): Promise<number[]> {
-  const { readdir } = await import('node:fs/promises');
-  const members: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === groupId) members.push(Number(entry));
-  }
-  return members;
 }
 
 describe('local provider through the pool', () => {
@@ -115,7 +109,14 @@ describe('crash recovery', () => {
     await mkdir(orphanProfile, { recursive: true });
     const orphan = spawn(
       CHROMIUM_PATH,
-      ['--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${orphanProfile}`, 'about:blank'],
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-crash-reporter',
+        `--user-data-dir=${orphanProfile}`,
+        'about:blank',
+      ],
       { detached: true, stdio: 'ignore' },
     );
     const orphanPid = orphan.pid!;
@@ -137,6 +138,7 @@ describe('crash recovery', () => {
       expect(existsSync(path.join(orphanProfile, PID_FILE_NAME))).toBe(false);
     } finally {
       bystander.kill('SIGKILL');
+      if (await isRunning(orphanPid)) process.kill(-orphanPid, 'SIGKILL');
     }
   });
 

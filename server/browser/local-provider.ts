@@ -8,7 +8,6 @@ import {
   removePidFile,
   writePidFile,
 } from './chromium-process.js';
-import type { PageDriverTimings } from './page-driver.js';
 import { profileDirectory } from './profile-directory.js';
 import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type LaunchRequest } from './types.js';
 
@@ -18,11 +17,16 @@ export interface LocalBrowserProviderOptions {
   /** Profiles live in <dataDir>/profiles/<deviceId>. */
   dataDir: string;
   headless?: boolean;
-  timings?: Partial<PageDriverTimings>;
 }
 
-/** Flags known to work in the containers this service runs in. */
+/**
+ * Flags known to work in the containers this service runs in. The crash reporter stays
+ * off: its crashpad handler daemonizes into a session of its own, out of reach of the
+ * process-group kill that guarantees no Chromium outlives the service.
+ */
 const CHROMIUM_FLAGS = [
+  '--disable-crash-reporter',
+  '--disable-breakpad',
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
@@ -89,7 +93,6 @@ export class LocalBrowserProvider implements BrowserProvider {
       pid,
       browser,
       context: browser.defaultBrowserContext(),
-      timings: this.options.timings,
       release: async () => {
         this.running.delete(handle);
         await Promise.race([browser.close().catch(() => undefined), delay(GRACEFUL_CLOSE_MS)]);

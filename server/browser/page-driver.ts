@@ -1,5 +1,6 @@
 import {
   ConnectionClosedError,
+  InterceptResolutionAction,
   TimeoutError,
   type ElementHandle,
   type HTTPRequest,
@@ -30,17 +31,10 @@ import {
   type PageObservation,
 } from './types.js';
 
-export interface PageDriverTimings {
-  /** Limit for navigate() and for a navigation an action triggered. */
-  navigationTimeoutMs: number;
-  /** How long after a click or key press a navigation may start and still be awaited. */
-  navigationStartGraceMs: number;
-}
-
-const DEFAULT_TIMINGS: PageDriverTimings = {
-  navigationTimeoutMs: 30_000,
-  navigationStartGraceMs: 300,
-};
+/** Limit for navigate() and for a navigation an action triggered. */
+const NAVIGATION_TIMEOUT_MS = 30_000;
+/** How long after a click or key press a navigation may start and still be awaited. */
+const NAVIGATION_START_GRACE_MS = 300;
 
 const SCREENSHOT_QUALITY = 60;
 
@@ -58,15 +52,10 @@ export class PuppeteerPageDriver implements PageDriver {
   private constructor(
     private readonly page: Page,
     private readonly isBrowserAlive: () => boolean,
-    private readonly timings: PageDriverTimings,
   ) {}
 
-  static async create(
-    page: Page,
-    isBrowserAlive: () => boolean,
-    timings: Partial<PageDriverTimings> = {},
-  ): Promise<PuppeteerPageDriver> {
-    const driver = new PuppeteerPageDriver(page, isBrowserAlive, { ...DEFAULT_TIMINGS, ...timings });
+  static async create(page: Page, isBrowserAlive: () => boolean): Promise<PuppeteerPageDriver> {
+    const driver = new PuppeteerPageDriver(page, isBrowserAlive);
     await driver.install();
     return driver;
   }
@@ -127,7 +116,7 @@ export class PuppeteerPageDriver implements PageDriver {
       try {
         await this.page.goto(url, {
           waitUntil: 'domcontentloaded',
-          timeout: this.timings.navigationTimeoutMs,
+          timeout: NAVIGATION_TIMEOUT_MS,
         });
       } catch (error) {
         // A redirect into a blocked domain surfaces as a failed navigation; the flag set
@@ -223,16 +212,18 @@ export class PuppeteerPageDriver implements PageDriver {
     if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
       for (const listener of this.navigationRequestListeners) listener();
     }
-    if (!request.isInterceptResolutionHandled() && this.page.isClosed() === false) {
+    if (request.interceptResolutionState().action === InterceptResolutionAction.None) {
       this.resolveInterception(request);
     }
   }
 
+  /**
+   * Decides a paused request. Interception is switched with the list but not atomically,
+   * so a request paused just after the list was cleared is continued, not left hanging.
+   */
   private resolveInterception(request: HTTPRequest): void {
-    // With interception off (no allow-list) requests proceed without a decision.
-    if (this.allowList === null) return;
     const url = request.url();
-    if (this.allowList.allowsUrl(url)) {
+    if (this.allowList === null || this.allowList.allowsUrl(url)) {
       void request.continue().catch(() => undefined);
       return;
     }
@@ -280,7 +271,7 @@ export class PuppeteerPageDriver implements PageDriver {
     const loaded = this.page
       .waitForNavigation({
         waitUntil: 'domcontentloaded',
-        timeout: this.timings.navigationTimeoutMs,
+        timeout: NAVIGATION_TIMEOUT_MS,
         signal: abort.signal,
       })
       .then(
@@ -289,7 +280,7 @@ export class PuppeteerPageDriver implements PageDriver {
       );
     try {
       await action();
-      await Promise.race([navigationStarted, delay(this.timings.navigationStartGraceMs)]);
+      await Promise.race([navigationStarted, delay(NAVIGATION_START_GRACE_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.
       if (started) await Promise.race([loaded, navigationBlocked]);
       this.throwIfNavigationBlocked();
@@ -325,7 +316,7 @@ export class PuppeteerPageDriver implements PageDriver {
     } catch (error) {
       if (error instanceof ActionError || !this.isAlive()) throw error;
       await this.page
-        .waitForFunction('document.readyState !== "loading"', { timeout: this.timings.navigationTimeoutMs })
+        .waitForFunction('document.readyState !== "loading"', { timeout: NAVIGATION_TIMEOUT_MS })
         .catch(() => undefined);
       return evaluate();
     }

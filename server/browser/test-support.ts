@@ -111,6 +111,8 @@ export async function startRemoteChromium(profileDir: string): Promise<RemoteChr
     CHROMIUM_PATH,
     [
       '--headless',
+      '--disable-crash-reporter',
+      '--disable-breakpad',
       '--no-sandbox',
       '--disable-gpu',
       '--disable-quic',
@@ -138,13 +140,14 @@ export async function startRemoteChromium(profileDir: string): Promise<RemoteChr
     });
     child.once('exit', () => reject(new Error(`Chromium exited early:\n${output}`)));
   });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     process: child,
     webSocketUrl,
     stop: async () => {
-      if (child.exitCode !== null || child.pid === undefined) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      process.kill(-child.pid, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        process.kill(-child.pid, 'SIGKILL');
+      }
       await exited;
     },
   };
