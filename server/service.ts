@@ -4,13 +4,17 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../db/open';
 import { buildOpenApiDocument } from './api/openapi';
+import { BrowserPool, createBrowserProvider } from './browser';
 import type { Config } from './config';
+import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
+import { loadHostId } from './domain/devices/host-id';
 import { Authenticator } from './domain/keys/authenticate';
 import { CursorCodec } from './domain/pagination/cursor';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
 import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
+import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
 import { idempotencySweep } from './jobs/idempotency-sweep';
 import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
@@ -44,12 +48,34 @@ export async function startService(config: Config): Promise<RunningService> {
     sql: database.sql,
     log,
     instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
+    hostId: await loadHostId(config.dataDir),
+    browserPool: new BrowserPool(
+      createBrowserProvider({
+        kind: config.browser.kind,
+        chromiumPath: config.browser.chromiumPath,
+        browserlessUrl: config.browser.browserlessUrl,
+        dataDir: config.dataDir,
+      }),
+      { maxBrowsers: config.browser.maxBrowsers },
+    ),
     authenticator: new Authenticator(database.db),
     rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
   };
 
-  const workers: Worker[] = [idempotencySweep(services)];
+  // A browser that dies on its own puts its device in `error` (within the time its
+  // disconnect takes to surface: immediate for a local process). Tracked so shutdown
+  // waits for the last of these writes before the database closes.
+  const lostDeviceWrites = new Set<Promise<void>>();
+  services.browserPool.onDeviceLost((deviceId) => {
+    const write = markDeviceLost(services, deviceId)
+      .catch((error: unknown) => log.error({ err: error, deviceId }, 'could not mark a lost device'))
+      .finally(() => lostDeviceWrites.delete(write));
+    lostDeviceWrites.add(write);
+  });
+  await reconcileHostDevices({ ...services, dataDir: config.dataDir });
+
+  const workers: Worker[] = [idempotencySweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services)];
   const rawRoutes: RawRoute[] = [];
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];
 
@@ -100,6 +126,11 @@ export async function startService(config: Config): Promise<RunningService> {
         await closed;
         clearTimeout(grace);
         await Promise.all(workers.map((worker) => worker.stop()));
+        // Devices stay `active` in the database (a restart relaunches them); their
+        // metering stops with their browsers, here.
+        await closeHostMetering(services);
+        await services.browserPool.shutdown();
+        await Promise.all(lostDeviceWrites);
         await services.rateLimiter.close();
         await nextConsole?.close();
         await database.close();

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { Db } from '../db/client';
+import type { BrowserPool } from './browser';
 import type { Config } from './config';
 import type { Authenticator } from './domain/keys/authenticate';
 import type { CursorCodec } from './domain/pagination/cursor';
@@ -18,6 +19,13 @@ export interface Services {
   log: Logger;
   /** Identifies this server process among instances sharing the database. */
   instanceId: string;
+  /**
+   * Identifies this host's data directory (browser profiles) across restarts; devices
+   * whose host_id matches run their browsers in this process's pool.
+   */
+  hostId: string;
+  /** Running device browsers, one per device, bounded by config.browser.maxBrowsers. */
+  browserPool: BrowserPool;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   cursors: CursorCodec;

@@ -1,0 +1,100 @@
+import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { devices } from '../../../db/schema';
+import { killOrphans } from '../../browser';
+import { systemActor } from '../keys/principal';
+import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod } from './metering';
+import { lockDevice, moveDevice, type DeviceDeps } from './transitions';
+
+// The service's own device moves: a lost browser, idle suspend, metering heartbeats and
+// the start-up reconciliation of this host's devices. Audited as `system`.
+
+/**
+ * A browser died without being closed (crash, kill -9): an active device goes to
+ * `error`, its task slot is cleared (the task worker fails the task with device_lost)
+ * and its metering period ends. Wake recovers it.
+ */
+export async function markDeviceLost(deps: DeviceDeps, deviceId: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const row = await lockDevice(tx, deviceId);
+    if (row === null || row.status !== 'active' || row.hostId !== deps.hostId) return;
+    await moveDevice(tx, systemActor(row.orgId), row, 'errored', { reason: 'browser_lost', task_id_cleared: row.currentTaskId });
+  });
+}
+
+/**
+ * Puts to sleep this host's active devices that hold no task and were not active for
+ * their idle_suspend_secs (tasks and sessions bump last_active_at while they run).
+ */
+export async function suspendIdleDevices(deps: DeviceDeps, now = new Date()): Promise<number> {
+  const idle = and(
+    eq(devices.hostId, deps.hostId),
+    eq(devices.status, 'active'),
+    isNull(devices.currentTaskId),
+    lt(devices.lastActiveAt, sql`${now}::timestamptz - make_interval(secs => ${devices.idleSuspendSecs})`),
+  );
+  const candidates = await deps.db.select({ id: devices.id }).from(devices).where(idle);
+  let suspended = 0;
+  for (const { id } of candidates) {
+    // Re-checked under the row lock: a task may have claimed the slot meanwhile.
+    const slept = await deps.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(devices).where(and(eq(devices.id, id), idle)).for('update');
+      if (row === undefined) return false;
+      await moveDevice(tx, systemActor(row.orgId), row, 'slept', { reason: 'idle', idle_suspend_secs: row.idleSuspendSecs });
+      return true;
+    });
+    if (slept) {
+      await deps.browserPool.close(id);
+      suspended += 1;
+    }
+  }
+  return suspended;
+}
+
+export async function heartbeatDevices(deps: DeviceDeps): Promise<void> {
+  await heartbeatActivePeriods(deps.db, deps.hostId, new Date());
+}
+
+/**
+ * Crash safety at start, before the API serves: kill Chromium left by a previous run of
+ * this host, close its stale metering periods at their last heartbeat, then bring back
+ * every device this host was running (`active`, or caught mid `creating`/`waking`):
+ * relaunched on its profile it is `active` again with a new period; a device whose
+ * browser will not start goes to `error`.
+ */
+export async function reconcileHostDevices(deps: DeviceDeps & { dataDir: string }): Promise<void> {
+  await killOrphans(deps.dataDir);
+  await closeHostPeriods(deps.db, deps.hostId, null);
+  const running = await deps.db
+    .select()
+    .from(devices)
+    .where(and(eq(devices.hostId, deps.hostId), inArray(devices.status, ['active', 'creating', 'waking'])));
+  await Promise.all(
+    running.map(async (device) => {
+      let launched = true;
+      try {
+        await deps.browserPool.launch(device.id, device.orgId);
+      } catch (error) {
+        deps.log.warn({ err: error, deviceId: device.id }, 'device browser did not restart; device marked error');
+        launched = false;
+      }
+      await deps.db.transaction(async (tx) => {
+        const row = await lockDevice(tx, device.id);
+        if (row === null || row.status !== device.status) return;
+        const actor = systemActor(row.orgId);
+        if (!launched) {
+          await moveDevice(tx, actor, row, 'errored', { reason: 'restart_failed' });
+        } else if (row.status === 'active') {
+          // Same status, new browser: no event, only a new metering period.
+          await openActivePeriod(tx, row, new Date());
+        } else {
+          await moveDevice(tx, actor, row, row.status === 'creating' ? 'created' : 'woke', { reason: 'restart' });
+        }
+      });
+    }),
+  );
+}
+
+/** Graceful shutdown: this host's browsers stop now, so their periods end now. */
+export async function closeHostMetering(deps: DeviceDeps): Promise<void> {
+  await closeHostPeriods(deps.db, deps.hostId, new Date());
+}

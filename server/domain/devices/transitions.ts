@@ -1,0 +1,109 @@
+import { eq } from 'drizzle-orm';
+import type { Db, Tx } from '../../../db/client';
+import { devices, type DeviceStatus } from '../../../db/schema';
+import { ApiError } from '../../errors';
+import { CapacityExhaustedError, type BrowserPool } from '../../browser';
+import { recordAudit } from '../audit/record-audit';
+import { emitEvent } from '../events/emit-event';
+import type { Actor } from '../keys/principal';
+import { toDeviceResource, type DeviceRow } from './device-resource';
+import { closeActivePeriod, openActivePeriod } from './metering';
+
+/** What device operations need from the composition root (a subset of Services). */
+export interface DeviceDeps {
+  db: Db;
+  browserPool: BrowserPool;
+  /** This host's id (see host-id.ts): the devices whose browsers run here. */
+  hostId: string;
+  config: { regions: readonly string[] };
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+const EVENT_BY_MOVE = {
+  created: 'operator.device.created.v1',
+  slept: 'operator.device.slept.v1',
+  woke: 'operator.device.woke.v1',
+  terminated: 'operator.device.terminated.v1',
+  errored: 'operator.device.errored.v1',
+} as const;
+
+export type DeviceMove = keyof typeof EVENT_BY_MOVE;
+
+const STATUS_BY_MOVE = {
+  created: 'active',
+  slept: 'sleeping',
+  woke: 'active',
+  terminated: 'terminated',
+  errored: 'error',
+} as const satisfies Record<DeviceMove, DeviceStatus>;
+
+/**
+ * Applies one state change of a device row the caller holds locked: the status, the
+ * metering period (opened on entering `active`, closed on leaving it), the task slot
+ * (cleared when the browser goes away), then the audit entry and the outbox event, all
+ * in the caller's transaction.
+ */
+export async function moveDevice(tx: Tx, actor: Actor, row: DeviceRow, move: DeviceMove, details: Record<string, unknown> = {}): Promise<DeviceRow> {
+  const now = new Date();
+  const status = STATUS_BY_MOVE[move];
+  const browserGone = move === 'terminated' || move === 'errored';
+  if (status === 'active') await openActivePeriod(tx, row, now);
+  else await closeActivePeriod(tx, row.id, now);
+  const [updated] = await tx
+    .update(devices)
+    .set({
+      status,
+      statusChangedAt: now,
+      ...(status === 'active' ? { lastActiveAt: now } : {}),
+      ...(browserGone ? { currentTaskId: null } : {}),
+    })
+    .where(eq(devices.id, row.id))
+    .returning();
+  const device = updated!;
+  const resource = toDeviceResource(device);
+  await recordAudit(tx, actor, {
+    action: `operator.device.${move}`,
+    resourceType: 'device',
+    resourceId: resource.id,
+    spaceId: device.spaceId,
+    details: { from: row.status, to: status, ...details },
+  });
+  await emitEvent(tx, { orgId: device.orgId, spaceId: device.spaceId, type: EVENT_BY_MOVE[move], resource });
+  return device;
+}
+
+/**
+ * Changes the status without event or metering: the transient `waking`, and putting a
+ * device back where it was when its browser failed to start.
+ */
+export async function setStatusQuietly(tx: Tx, deviceId: string, status: DeviceStatus, hostId?: string): Promise<DeviceRow> {
+  const [updated] = await tx
+    .update(devices)
+    .set({ status, statusChangedAt: new Date(), ...(hostId === undefined ? {} : { hostId }) })
+    .where(eq(devices.id, deviceId))
+    .returning();
+  return updated!;
+}
+
+/** Locks and re-reads a device row inside a transaction (null when it vanished). */
+export async function lockDevice(tx: Tx, deviceId: string): Promise<DeviceRow | null> {
+  const [row] = await tx.select().from(devices).where(eq(devices.id, deviceId)).for('update');
+  return row ?? null;
+}
+
+/**
+ * Starts the device's browser, turning pool failures into API errors: no free slot is
+ * 503 capacity_exhausted with Retry-After; a browser that would not start is a 500
+ * whose cause is logged, never shown.
+ */
+export async function launchBrowser(deps: DeviceDeps, row: DeviceRow): Promise<void> {
+  try {
+    await deps.browserPool.launch(row.id, row.orgId);
+  } catch (error) {
+    if (error instanceof CapacityExhaustedError) {
+      throw new ApiError('capacity_exhausted', { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
+    }
+    deps.log.error({ err: error, deviceId: row.id }, 'device browser failed to start');
+    throw new ApiError('internal_error', { cause: error });
+  }
+}
