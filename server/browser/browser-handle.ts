@@ -36,11 +36,10 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.release = options.release;
   }
 
-  async page(): Promise<PageDriver> {
-    const current = this.driver ? await this.driver.catch(() => null) : null;
-    // A page the site closed itself (window.close()) is replaced while the browser lives.
-    if (current === null || current.isClosed) this.driver = this.openDriver();
-    return this.driver as Promise<PuppeteerPageDriver>;
+  /** Chained on the previous call, so concurrent callers never open two pages. */
+  page(): Promise<PageDriver> {
+    this.driver = this.currentOrNewDriver(this.driver);
+    return this.driver;
   }
 
   onDisconnected(listener: () => void): void {
@@ -56,6 +55,18 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     if (this.closing !== null || this.disconnected) return;
     this.disconnected = true;
     for (const listener of this.disconnectListeners) listener();
+  }
+
+  /**
+   * The current driver, or a new one when there is none or the site closed its page
+   * (window.close()) while the browser lives. A replacement page inherits the allow-list.
+   */
+  private async currentOrNewDriver(previous: Promise<PuppeteerPageDriver> | null): Promise<PuppeteerPageDriver> {
+    const current = previous ? await previous.catch(() => null) : null;
+    if (current !== null && !current.isClosed) return current;
+    const driver = await this.openDriver();
+    if (current?.allowedDomains) await driver.setAllowedDomains(current.allowedDomains);
+    return driver;
   }
 
   private async openDriver(): Promise<PuppeteerPageDriver> {

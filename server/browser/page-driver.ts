@@ -44,6 +44,7 @@ const SCREENSHOT_QUALITY = 60;
  */
 export class PuppeteerPageDriver implements PageDriver {
   private allowList: DomainAllowList | null = null;
+  private allowListEntries: string[] | null = null;
   /** Set when interception blocked a main-frame navigation; actions consume it. */
   private blockedNavigationUrl: string | null = null;
   private readonly blockedNavigationListeners = new Set<() => void>();
@@ -64,6 +65,11 @@ export class PuppeteerPageDriver implements PageDriver {
     return this.page.isClosed();
   }
 
+  /** The entries last given to setAllowedDomains(), as given. */
+  get allowedDomains(): string[] | null {
+    return this.allowListEntries;
+  }
+
   private async install(): Promise<void> {
     this.page.on('request', (request) => this.onRequest(request));
     // Links that open tabs are retargeted in-page; anything that still opens one (for
@@ -79,6 +85,7 @@ export class PuppeteerPageDriver implements PageDriver {
   async setAllowedDomains(domains: string[] | null): Promise<void> {
     await this.run('navigation_failed', 'setting allowed domains', async () => {
       this.allowList = DomainAllowList.fromEntries(domains);
+      this.allowListEntries = domains === null ? null : [...domains];
       await this.page.setRequestInterception(this.allowList !== null);
     });
   }
