@@ -7,6 +7,12 @@ import { listDevicesProcedure } from './devices/list-devices';
 import { sleepDeviceProcedure } from './devices/sleep-device';
 import { wakeDeviceProcedure } from './devices/wake-device';
 import { getUsageProcedure } from './usage/get-usage';
+import { createWebhookEndpointProcedure } from './webhooks/create-webhook-endpoint';
+import { deleteWebhookEndpointProcedure } from './webhooks/delete-webhook-endpoint';
+import { getWebhookEndpointProcedure } from './webhooks/get-webhook-endpoint';
+import { listEventTypesProcedure } from './webhooks/list-event-types';
+import { listWebhookEndpointsProcedure } from './webhooks/list-webhook-endpoints';
+import { updateWebhookEndpointProcedure } from './webhooks/update-webhook-endpoint';
 import { getWhoami } from './whoami/get-whoami';
 
 // One entry per REST route; each procedure file declares its own method and path.
@@ -20,6 +26,12 @@ export const appRouter = router({
   wakeDevice: wakeDeviceProcedure,
   deleteDevice: deleteDeviceProcedure,
   getUsage: getUsageProcedure,
+  listEventTypes: listEventTypesProcedure,
+  createWebhookEndpoint: createWebhookEndpointProcedure,
+  listWebhookEndpoints: listWebhookEndpointsProcedure,
+  getWebhookEndpoint: getWebhookEndpointProcedure,
+  updateWebhookEndpoint: updateWebhookEndpointProcedure,
+  deleteWebhookEndpoint: deleteWebhookEndpointProcedure,
 });
 
 export type AppRouter = typeof appRouter;
