@@ -38,7 +38,7 @@ export async function emitEvent(tx: Tx, event: DomainEvent): Promise<void> {
   await tx.insert(events).values({ id, orgId: event.orgId, spaceId: event.spaceId, type: event.type, envelope, createdAt });
   const fannedOut = await tx.execute(sql`
     insert into webhook_deliveries (event_id, endpoint_id, org_id, next_attempt_at)
-    select ${id}, endpoint.id, endpoint.org_id, ${createdAt}
+    select ${id}, endpoint.id, endpoint.org_id, ${createdAt.toISOString()}::timestamptz
     from webhook_endpoints endpoint
     where endpoint.org_id = ${event.orgId}
       and endpoint.enabled
