@@ -2,7 +2,7 @@ import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { devices } from '../../../db/schema';
 import { killOrphans } from '../../browser';
 import { systemActor } from '../keys/principal';
-import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod } from './metering';
+import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod, timestampParam } from './metering';
 import { lockDevice, moveDevice, type DeviceDeps } from './transitions';
 
 // The service's own device moves: a lost browser, idle suspend, metering heartbeats and
@@ -30,7 +30,7 @@ export async function suspendIdleDevices(deps: DeviceDeps, now = new Date()): Pr
     eq(devices.hostId, deps.hostId),
     eq(devices.status, 'active'),
     isNull(devices.currentTaskId),
-    lt(devices.lastActiveAt, sql`${now}::timestamptz - make_interval(secs => ${devices.idleSuspendSecs})`),
+    lt(devices.lastActiveAt, sql`${timestampParam(now)} - make_interval(secs => ${devices.idleSuspendSecs})`),
   );
   const candidates = await deps.db.select({ id: devices.id }).from(devices).where(idle);
   let suspended = 0;

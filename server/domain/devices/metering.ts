@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../../db/client';
 import { deviceActivePeriods, devices } from '../../../db/schema';
 
@@ -10,6 +10,11 @@ import { deviceActivePeriods, devices } from '../../../db/schema';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** A timestamp parameter inside raw SQL (postgres.js binds Date only through drizzle columns). */
+export function timestampParam(date: Date): SQL {
+  return sql`${date.toISOString()}::timestamptz`;
+}
+
 export async function openActivePeriod(tx: DbOrTx, device: { id: string; orgId: string }, at: Date): Promise<void> {
   // A device has at most one open period; closing first makes re-activation idempotent.
   await closeActivePeriod(tx, device.id, at);
@@ -19,7 +24,7 @@ export async function openActivePeriod(tx: DbOrTx, device: { id: string; orgId: 
 export async function closeActivePeriod(tx: DbOrTx, deviceId: string, at: Date): Promise<void> {
   await tx
     .update(deviceActivePeriods)
-    .set({ endedAt: sql`greatest(${deviceActivePeriods.startedAt}, ${at})`, heartbeatAt: sql`greatest(${deviceActivePeriods.heartbeatAt}, ${at})` })
+    .set({ endedAt: sql`greatest(${deviceActivePeriods.startedAt}, ${timestampParam(at)})`, heartbeatAt: sql`greatest(${deviceActivePeriods.heartbeatAt}, ${timestampParam(at)})` })
     .where(and(eq(deviceActivePeriods.deviceId, deviceId), isNull(deviceActivePeriods.endedAt)));
 }
 
@@ -46,7 +51,7 @@ export async function heartbeatActivePeriods(db: DbOrTx, hostId: string, at: Dat
 export async function closeHostPeriods(db: DbOrTx, hostId: string, at: Date | null): Promise<void> {
   await db
     .update(deviceActivePeriods)
-    .set({ endedAt: at === null ? deviceActivePeriods.heartbeatAt : sql`greatest(${deviceActivePeriods.startedAt}, ${at})` })
+    .set({ endedAt: at === null ? deviceActivePeriods.heartbeatAt : sql`greatest(${deviceActivePeriods.startedAt}, ${timestampParam(at)})` })
     .where(
       and(
         isNull(deviceActivePeriods.endedAt),
@@ -64,14 +69,14 @@ export async function deviceSecondsInWindow(db: DbOrTx, orgId: string, now: Date
   const [row] = await db
     .select({
       seconds: sql<string>`coalesce(sum(greatest(0, extract(epoch from (
-        least(coalesce(${deviceActivePeriods.endedAt}, ${now}), ${now}) - greatest(${deviceActivePeriods.startedAt}, ${windowStart})
+        least(coalesce(${deviceActivePeriods.endedAt}, ${timestampParam(now)}), ${timestampParam(now)}) - greatest(${deviceActivePeriods.startedAt}, ${timestampParam(windowStart)})
       )))), 0)`,
     })
     .from(deviceActivePeriods)
     .where(
       and(
         eq(deviceActivePeriods.orgId, orgId),
-        sql`(${deviceActivePeriods.endedAt} is null or ${deviceActivePeriods.endedAt} > ${windowStart})`,
+        sql`(${deviceActivePeriods.endedAt} is null or ${deviceActivePeriods.endedAt} > ${timestampParam(windowStart)})`,
       ),
     );
   return Math.floor(Number(row?.seconds ?? 0));
