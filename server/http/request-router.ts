@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseApiKey, maskApiKey } from '../domain/keys/api-key-format';
 import { ApiError } from '../errors';
 import type { Services } from '../services';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
@@ -27,6 +28,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
     res.setHeader('X-Request-Id', requestId);
     const url = req.url ?? '/';
     const path = url.split('?', 1)[0]!;
+    logWhenFinished(options.services, req, res, requestId, path);
 
     if (path === '/healthz') return sendJson(res, 200, { ok: true });
     if (path === '/readyz') return options.isReady() ? sendJson(res, 200, { ok: true }) : sendJson(res, 503, { ok: false });
@@ -52,6 +54,27 @@ export function createRequestRouter(options: RequestRouterOptions) {
     const error = new ApiError('not_found');
     return sendJson(res, error.status, error.toBody(requestId));
   };
+}
+
+/**
+ * One structured access-log line per request. Query strings are left out and a key is
+ * shown only by its id (`svc_operator_test_<key_id>_****`), never its secret.
+ */
+function logWhenFinished(services: Services, req: IncomingMessage, res: ServerResponse, requestId: string, path: string): void {
+  if (!services.log.isLevelEnabled('info')) return;
+  const started = performance.now();
+  res.once('finish', () => {
+    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const parsed = bearer === undefined ? null : parseApiKey(bearer);
+    services.log.info({
+      requestId,
+      method: req.method,
+      path,
+      status: res.statusCode,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      key: parsed === null ? undefined : maskApiKey(parsed.env, parsed.keyId),
+    });
+  });
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
