@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { connectDatabase } from '../db/client';
 import { createApiKey, createOrganization } from '../server/domain/orgs/operator-admin';
-import { machineDescription, startServiceProcess } from './support';
+import { freePort, machineDescription, startServiceProcess } from '../test/support/service-process';
 
 // `npm run bench:api`: GET /v1/whoami under autocannon (50 connections) against a bare
 // node:http server answering a fixed JSON body, on the same machine in the same run.
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const whoami = await load(`${service.url}/v1/whoami`, { Authorization: `Bearer ${key}` });
   await service.stop();
 
-  const barePort = 40_000 + Math.floor(Math.random() * 10_000);
+  const barePort = await freePort();
   const bare = spawn(process.execPath, ['-e', BARE_SERVER, String(barePort)], { stdio: 'inherit' });
   await new Promise((resolve) => setTimeout(resolve, 500));
   const baseline = await load(`http://127.0.0.1:${barePort}/`, {});

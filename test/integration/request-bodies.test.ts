@@ -18,7 +18,7 @@ afterAll(async () => {
   await test?.stop();
 });
 
-async function post(body: string | Buffer, contentType?: string) {
+async function post(body: string, contentType?: string) {
   const response = await fetch(`${test.url}/v1/devices`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${key}`, ...(contentType === undefined ? {} : { 'Content-Type': contentType }) },

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, type TestDatabase } from '../test/support/test-database';
+import { createTestDatabase, type TestDatabase } from './test-database';
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** One line naming the machine, recorded next to every figure. */
 export function machineDescription(): string {
@@ -28,7 +29,7 @@ export interface ServiceProcess {
  */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   const database = await createTestDatabase();
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', ...env },
@@ -43,6 +44,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
   return {
     url,
     database,
@@ -52,4 +54,16 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       await database.drop();
     },
   };
+}
+
+/** A port nobody listens on right now, picked by the kernel. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
