@@ -16,6 +16,7 @@ import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
 import { idempotencySweep } from './jobs/idempotency-sweep';
+import { webhookDeliveryWorker } from './jobs/webhook-delivery';
 import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
 import { startConsole } from './next-console';
@@ -75,7 +76,7 @@ export async function startService(config: Config): Promise<RunningService> {
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
-  const workers: Worker[] = [idempotencySweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services)];
+  const workers: Worker[] = [idempotencySweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), webhookDeliveryWorker(services)];
   const rawRoutes: RawRoute[] = [];
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];
 

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { isDeliverableEventType } from '../domain/events/catalogue';
+import { OUTBOX_CHANNEL } from '../domain/events/emit-event';
+import { deliverWebhook } from '../domain/webhooks/deliver';
+import {
+  claimDueDeliveries,
+  msUntilNextDue,
+  recordFailure,
+  recordSkipped,
+  recordSuccess,
+  type ClaimedDelivery,
+} from '../domain/webhooks/delivery-queue';
+import { signPayload } from '../domain/webhooks/signature';
+import type { Services } from '../services';
+import type { Worker } from './worker';
+
+// The lease outlives one attempt (bounded by the delivery timeout) by this much, which covers
+// recording the outcome; only a dead instance's leases ever run out.
+const LEASE_MARGIN_MS = 5_000;
+// Retries and expired leases are found by polling; NOTIFY only announces new events, and a
+// notification sent while the listening connection was down is lost. The worker sleeps until
+// the next due delivery, and never longer than this.
+const MAX_IDLE_MS = 1_000;
+const USER_AGENT = 'browser-device-operator-webhooks/0.1.0';
+
+/**
+ * Delivers the outbox: claims due deliveries (woken by NOTIFY on new events and by a timer
+ * for retries), sends up to `config.webhooks.concurrency` at once, and records each outcome.
+ * On stop it claims nothing more and lets the attempts in flight finish and be recorded.
+ */
+export function webhookDeliveryWorker(services: Services): Worker {
+  const { db, log, instanceId: owner } = services;
+  const { timeoutMs, concurrency, allowPrivateDestinations, retryScheduleMs } = services.config.webhooks;
+  const leaseMs = timeoutMs + LEASE_MARGIN_MS;
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let pumping = false;
+  let pumpAgain = false;
+  let timer: NodeJS.Timeout | null = null;
+  let unlisten: (() => Promise<void>) | null = null;
+
+  async function attempt(delivery: ClaimedDelivery): Promise<void> {
+    // emitEvent only fans out deliverable types; this guards against a row written any other way.
+    if (!delivery.endpointEnabled || !isDeliverableEventType(delivery.eventType)) {
+      await recordSkipped(db, owner, delivery);
+      return;
+    }
+    const result = await deliverWebhook({
+      url: delivery.url,
+      body: delivery.body,
+      headers: {
+        'x-service-signature': signPayload(delivery.secret, delivery.body, Math.floor(Date.now() / 1000)),
+        'x-service-event': delivery.eventType,
+        'x-service-delivery': randomUUID(),
+        'user-agent': USER_AGENT,
+      },
+      timeoutMs,
+      allowPrivate: allowPrivateDestinations,
+    });
+    if (result.ok) await recordSuccess(db, owner, delivery);
+    else await recordFailure(db, owner, delivery, result.lastError, { retryScheduleMs });
+  }
+
+  function launch(delivery: ClaimedDelivery): void {
+    const running = attempt(delivery)
+      // The lease stays in place on an error, so the attempt is retried once it runs out.
+      .catch((error: unknown) => log.error({ err: error, delivery: delivery.id }, 'webhook delivery could not be recorded'))
+      .finally(() => {
+        inFlight.delete(running);
+        wake();
+      });
+    inFlight.add(running);
+  }
+
+  async function pump(): Promise<void> {
+    while (!stopped && inFlight.size < concurrency) {
+      const claimed = await claimDueDeliveries(db, owner, concurrency - inFlight.size, leaseMs);
+      // Launched even if stop began meanwhile: stop waits for them, rather than leaving them
+      // leased until the lease runs out.
+      claimed.forEach(launch);
+      if (claimed.length === 0) break;
+    }
+  }
+
+  function scheduleIdleWake(waitMs: number): void {
+    if (stopped) return;
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(wake, Math.min(Math.max(waitMs, 0), MAX_IDLE_MS));
+    timer.unref();
+  }
+
+  /** Runs the pump; calls arriving while it runs make it go round once more, never twice at once. */
+  function wake(): void {
+    if (stopped) return;
+    if (pumping) {
+      pumpAgain = true;
+      return;
+    }
+    pumping = true;
+    void (async () => {
+      try {
+        do {
+          pumpAgain = false;
+          await pump();
+        } while (pumpAgain && !stopped);
+        if (!stopped && inFlight.size < concurrency) scheduleIdleWake((await msUntilNextDue(db)) ?? MAX_IDLE_MS);
+      } catch (error) {
+        log.error({ err: error }, 'webhook delivery pump failed');
+        scheduleIdleWake(MAX_IDLE_MS);
+      } finally {
+        pumping = false;
+      }
+    })();
+  }
+
+  return {
+    name: 'webhook-delivery',
+    start() {
+      services.sql
+        .listen(OUTBOX_CHANNEL, () => wake())
+        .then(
+          (meta) => {
+            if (stopped) void meta.unlisten();
+            else unlisten = meta.unlisten;
+          },
+          (error: unknown) => log.error({ err: error }, 'could not LISTEN for outbox notifications; polling only'),
+        );
+      wake();
+    },
+    async stop() {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      await unlisten?.().catch(() => {});
+      while (pumping || inFlight.size > 0) {
+        await Promise.all(inFlight);
+        if (pumping) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+  };
+}
