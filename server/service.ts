@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../db/open';
 import { buildOpenApiDocument } from './api/openapi';
+import { EventStreams, taskEventsRoute } from './api/tasks/stream-task-events';
 import { BrowserPool, createBrowserProvider } from './browser';
 import type { Config } from './config';
 import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
@@ -12,10 +13,12 @@ import { Authenticator } from './domain/keys/authenticate';
 import { CursorCodec } from './domain/pagination/cursor';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
+import { TaskChannel } from './domain/tasks/task-channel';
 import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
 import { idempotencySweep } from './jobs/idempotency-sweep';
+import { taskRunner } from './jobs/task-runner';
 import { webhookDeliveryWorker } from './jobs/webhook-delivery';
 import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
@@ -62,6 +65,7 @@ export async function startService(config: Config): Promise<RunningService> {
     authenticator: new Authenticator(database.db),
     rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
+    taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
   };
 
   // A browser that dies on its own puts its device in `error` (within the time its
@@ -76,8 +80,9 @@ export async function startService(config: Config): Promise<RunningService> {
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
-  const workers: Worker[] = [idempotencySweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), webhookDeliveryWorker(services)];
-  const rawRoutes: RawRoute[] = [];
+  const workers: Worker[] = [idempotencySweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services)];
+  const eventStreams = new EventStreams();
+  const rawRoutes: RawRoute[] = [taskEventsRoute(services.taskChannel, eventStreams)];
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];
 
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
@@ -123,6 +128,8 @@ export async function startService(config: Config): Promise<RunningService> {
         ready = false;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // Event streams would hold the server open; their clients resume with after_seq.
+        eventStreams.endAll();
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;
         clearTimeout(grace);
@@ -133,6 +140,7 @@ export async function startService(config: Config): Promise<RunningService> {
         await services.browserPool.shutdown();
         await Promise.all(lostDeviceWrites);
         await services.rateLimiter.close();
+        await services.taskChannel.close();
         await nextConsole?.close();
         await database.close();
       })();

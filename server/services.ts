@@ -5,6 +5,7 @@ import type { Config } from './config';
 import type { Authenticator } from './domain/keys/authenticate';
 import type { CursorCodec } from './domain/pagination/cursor';
 import type { RateLimiter } from './domain/rate-limit/rate-limiter';
+import type { TaskChannel } from './domain/tasks/task-channel';
 import type { Logger } from './log';
 
 /**
@@ -29,4 +30,6 @@ export interface Services {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   cursors: CursorCodec;
+  /** This process's one LISTEN on task changes, fanned out to event streams and the task worker. */
+  taskChannel: TaskChannel;
 }

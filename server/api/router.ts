@@ -6,6 +6,10 @@ import { getDeviceProcedure } from './devices/get-device';
 import { listDevicesProcedure } from './devices/list-devices';
 import { sleepDeviceProcedure } from './devices/sleep-device';
 import { wakeDeviceProcedure } from './devices/wake-device';
+import { cancelTaskProcedure } from './tasks/cancel-task';
+import { getTaskProcedure } from './tasks/get-task';
+import { listDeviceTasksProcedure } from './tasks/list-device-tasks';
+import { submitTaskProcedure } from './tasks/submit-task';
 import { getUsageProcedure } from './usage/get-usage';
 import { createWebhookEndpointProcedure } from './webhooks/create-webhook-endpoint';
 import { deleteWebhookEndpointProcedure } from './webhooks/delete-webhook-endpoint';
@@ -25,6 +29,10 @@ export const appRouter = router({
   sleepDevice: sleepDeviceProcedure,
   wakeDevice: wakeDeviceProcedure,
   deleteDevice: deleteDeviceProcedure,
+  submitTask: submitTaskProcedure,
+  listDeviceTasks: listDeviceTasksProcedure,
+  getTask: getTaskProcedure,
+  cancelTask: cancelTaskProcedure,
   getUsage: getUsageProcedure,
   listEventTypes: listEventTypesProcedure,
   createWebhookEndpoint: createWebhookEndpointProcedure,

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { requireScope } from '../http/authorize';
 import type { Scope } from '../domain/keys/scopes';
 import { publicProcedure, t } from './init';
 
@@ -23,7 +24,7 @@ const rejectUnreadableBody = t.middleware(({ ctx, next }) => {
 
 function requireAnyScope(accepted: readonly Scope[]) {
   return authenticatedProcedure.use(({ ctx, next }) => {
-    if (!accepted.some((scope) => ctx.principal.scopes.has(scope))) throw new ApiError('insufficient_scope');
+    requireScope(ctx.principal, accepted);
     return next();
   });
 }

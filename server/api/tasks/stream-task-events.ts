@@ -1,0 +1,153 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DbOrTx } from '../../../db/client';
+import { ApiError } from '../../errors';
+import { authorizeRawRequest, sendRawError } from '../../http/authorize';
+import type { RawRoute } from '../../http/raw-route';
+import type { TaskChannel } from '../../domain/tasks/task-channel';
+import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
+import { stepsAfter } from '../../domain/tasks/task-steps';
+
+const KEEP_ALIVE_MS = 15_000;
+/** Spec: a stream whose task is not terminal is closed after 300 s; the client resumes with after_seq. */
+const MAX_STREAM_MS = 300_000;
+const STEP_BATCH = 500;
+const INTEGER = /^-?\d{1,15}$/;
+
+/** The open streams of this process, so a shutdown can end them instead of waiting on them. */
+export class EventStreams {
+  private readonly open = new Set<() => void>();
+
+  add(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+
+  endAll(): void {
+    for (const end of [...this.open]) end();
+  }
+}
+
+/**
+ * GET /v1/tasks/{id}/events: `text/event-stream` of the task's steps, then `done` with the
+ * terminal task. Served raw (not tRPC) because the response is a stream.
+ *
+ * Steps reach an open stream through the task channel (LISTEN/NOTIFY): on each
+ * notification the stream reads the steps after the last seq it sent, so it neither
+ * skips nor repeats one, whichever notifications arrive, merge or get lost.
+ */
+export function taskEventsRoute(channel: TaskChannel, streams: EventStreams): RawRoute {
+  return {
+    method: 'GET',
+    pattern: /^\/tasks\/([^/]+)\/events\/?$/,
+    async handle(req, res, { requestId, services, params }) {
+      let start: { taskId: string; afterSeq: number };
+      try {
+        const principal = await authorizeRawRequest(services, req, res, ['operator:tasks:read']);
+        const afterSeq = parseAfterSeq(req);
+        const task = await loadTaskForCaller(services.db, principal, decodeURIComponent(params[0]!));
+        start = { taskId: task.id, afterSeq };
+      } catch (error) {
+        sendRawError(services, res, requestId, error);
+        return;
+      }
+      await streamTask(req, res, { ...start, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
+    },
+  };
+}
+
+/**
+ * `after_seq` from the query, or the `Last-Event-ID` header an EventSource sends on
+ * reconnect (it wins: it is newer than the URL it reconnects to). Not an integer: 400
+ * invalid_cursor.
+ */
+function parseAfterSeq(req: IncomingMessage): number {
+  const lastEventId = req.headers['last-event-id'];
+  const query = new URL(req.url ?? '/', 'http://localhost').searchParams.get('after_seq');
+  const given = typeof lastEventId === 'string' && lastEventId.trim() !== '' ? lastEventId.trim() : query;
+  if (given === null) return 0;
+  if (!INTEGER.test(given)) {
+    throw new ApiError('invalid_cursor', { param: 'after_seq', message: 'after_seq (or Last-Event-ID) must be an integer step seq.' });
+  }
+  return Number(given);
+}
+
+interface StreamOptions {
+  taskId: string;
+  afterSeq: number;
+  db: DbOrTx;
+  channel: TaskChannel;
+  streams: EventStreams;
+  onError: (error: unknown) => void;
+}
+
+async function streamTask(req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<void> {
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    // Proxies such as nginx would otherwise buffer the stream.
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+
+  let lastSeq = options.afterSeq;
+  let ended = false;
+  let pumping: Promise<void> | null = null;
+  let pumpAgain = false;
+
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(keepAlive);
+    clearTimeout(maxDuration);
+    unsubscribe();
+    unregister();
+    res.end();
+  };
+
+  /** Sends every step after lastSeq, then `done` if the task is terminal; one at a time. */
+  const pump = () => {
+    if (pumping !== null) {
+      pumpAgain = true;
+      return;
+    }
+    pumping = (async () => {
+      do {
+        pumpAgain = false;
+        // The status is read before the steps: a task seen terminal has all its steps
+        // committed, so the steps read next are complete before `done` goes out.
+        const terminal = await getTaskIfTerminal(options.db, options.taskId);
+        for (;;) {
+          const steps = await stepsAfter(options.db, options.taskId, lastSeq, STEP_BATCH);
+          if (ended) return;
+          for (const step of steps) {
+            res.write(`id: ${step.seq}\nevent: step\ndata: ${JSON.stringify(step)}\n\n`);
+            lastSeq = step.seq;
+          }
+          if (steps.length < STEP_BATCH) break;
+        }
+        if (terminal !== null) {
+          res.write(`event: done\ndata: ${JSON.stringify(terminal)}\n\n`);
+          end();
+          return;
+        }
+      } while (pumpAgain && !ended);
+    })()
+      .catch((error: unknown) => {
+        options.onError(error);
+        end();
+      })
+      .finally(() => {
+        pumping = null;
+      });
+  };
+
+  // Subscribed before the first read, so no step committed after it can be missed.
+  const unsubscribe = options.channel.subscribe(options.taskId, pump);
+  const unregister = options.streams.add(end);
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  const maxDuration = setTimeout(end, MAX_STREAM_MS);
+  req.on('close', end);
+  res.on('error', end);
+  pump();
+}

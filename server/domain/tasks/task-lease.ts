@@ -1,0 +1,95 @@
+import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import type { Db } from '../../../db/client';
+import { devices, tasks } from '../../../db/schema';
+import { systemActor } from '../keys/principal';
+import type { TaskRow } from './task-resource';
+import { endTask } from './task-transitions';
+
+// Tasks are driven under a lease held in PostgreSQL: `lease_owner` is the server
+// process (services.instanceId) driving the task, `lease_expires_at` how long its claim
+// holds without a heartbeat. A running task nobody holds carries a start deadline in
+// `lease_expires_at` instead (set on submit and on resume).
+
+/**
+ * Leases up to `limit` running, unleased tasks whose device's browser runs on this host
+ * (devices.host_id): only this host's pool can drive them. SKIP LOCKED lets several
+ * workers claim at once without waiting on each other or taking the same task.
+ */
+export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number): Promise<TaskRow[]> {
+  if (limit <= 0) return [];
+  const claimable = db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .innerJoin(devices, eq(devices.id, tasks.deviceId))
+    .where(and(eq(tasks.status, 'running'), isNull(tasks.leaseOwner), eq(devices.hostId, hostId)))
+    .orderBy(asc(tasks.createdAt))
+    .limit(limit)
+    .for('update', { of: tasks, skipLocked: true });
+  return db
+    .update(tasks)
+    .set({ leaseOwner: owner, leaseExpiresAt: leaseEnd(leaseMs), attempts: sql`${tasks.attempts} + 1`, updatedAt: sql`now()` })
+    .where(inArray(tasks.id, claimable))
+    .returning();
+}
+
+/** Lease arithmetic on the database clock, the one clock every instance shares. */
+function leaseEnd(leaseMs: number) {
+  return sql`now() + make_interval(secs => ${leaseMs / 1000})`;
+}
+
+export interface LeaseState {
+  /** The task is still running under this owner's lease (now extended). */
+  held: boolean;
+  /** The device's slot still points at the task; false once the device died or was deleted. */
+  deviceHeld: boolean;
+}
+
+/**
+ * The heartbeat: extends the lease while the task is still running under `owner`, and
+ * marks the device active (idle suspend reads last_active_at). It also reports changes
+ * made elsewhere, which the worker acts on even if a notification was missed.
+ */
+export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: number): Promise<LeaseState> {
+  return db.transaction(async (tx) => {
+    const renewed = await tx
+      .update(tasks)
+      .set({ leaseExpiresAt: leaseEnd(leaseMs) })
+      .where(and(eq(tasks.id, task.id), eq(tasks.status, 'running'), eq(tasks.leaseOwner, owner)))
+      .returning({ id: tasks.id });
+    const device = await tx
+      .update(devices)
+      .set({ lastActiveAt: sql`now()` })
+      .where(and(eq(devices.id, task.deviceId), eq(devices.currentTaskId, task.id)))
+      .returning({ id: devices.id });
+    return { held: renewed.length > 0, deviceHeld: device.length > 0 };
+  });
+}
+
+/**
+ * Fails, with device_lost, every running task whose lease (or start deadline) passed:
+ * the process driving it died (kill -9, a lost machine) or the device's host never
+ * picked it up, and the page state the run depended on died with that browser, so the
+ * task cannot be resumed faithfully. Its slot is freed in the same transaction. Any
+ * instance may run this; the row lock and the re-check make concurrent sweeps safe.
+ */
+const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, sql`now()`));
+
+export async function failExpiredLeases(db: Db, limit = 100): Promise<string[]> {
+  const expired = await db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(expiredLease)
+    .limit(limit);
+  const failed: string[] = [];
+  for (const { id } of expired) {
+    const ended = await db.transaction(async (tx) => {
+      // Re-checked under the row lock: a heartbeat may have renewed it meanwhile.
+      const [row] = await tx.select().from(tasks).where(and(eq(tasks.id, id), expiredLease)).for('update');
+      if (row === undefined) return false;
+      await endTask(tx, row, { status: 'failed', error: 'device_lost' }, systemActor(row.orgId));
+      return true;
+    });
+    if (ended) failed.push(id);
+  }
+  return failed;
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { taskStatuses, terminalTaskStatuses, type TaskStatus, type tasks } from '../../../db/schema';
+import { toPublicId } from '../ids';
+import { iso, isoOrNull } from '../time';
+
+export const TaskStatusSchema = z.enum(taskStatuses);
+
+/** The Task resource exactly as the API returns it (spec "Task", CONTRACT.md statuses). */
+export const TaskSchema = z.object({
+  id: z.string(),
+  object: z.literal('task'),
+  device_id: z.string(),
+  status: TaskStatusSchema,
+  prompt: z.string(),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+  /** null while running; the agent's answer on success; `{error, detail}` on failure. */
+  result: z.json().nullable(),
+});
+export type Task = z.infer<typeof TaskSchema>;
+
+export type TaskRow = typeof tasks.$inferSelect;
+
+export function toTaskResource(row: TaskRow): Task {
+  return {
+    id: toPublicId('task', row.id),
+    object: 'task',
+    device_id: toPublicId('device', row.deviceId),
+    status: row.status,
+    prompt: row.prompt,
+    created_at: iso(row.createdAt),
+    finished_at: isoOrNull(row.finishedAt),
+    result: (row.result ?? null) as Task['result'],
+  };
+}
+
+export function isTerminal(status: TaskStatus): boolean {
+  return (terminalTaskStatuses as readonly TaskStatus[]).includes(status);
+}

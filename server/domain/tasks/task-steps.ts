@@ -1,0 +1,78 @@
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Db, DbOrTx } from '../../../db/client';
+import { stepTypes, tasks, taskSteps } from '../../../db/schema';
+import type { NewStep } from '../../agent/step';
+import { toPublicId } from '../ids';
+import { iso } from '../time';
+import { notifyTaskChange } from './task-channel';
+
+/** A step as the event stream sends it (CONTRACT.md step payload). */
+export const TaskStepSchema = z.object({
+  seq: z.number().int(),
+  task_id: z.string(),
+  type: z.enum(stepTypes),
+  action: z.string().nullable(),
+  url: z.string().nullable(),
+  title: z.string().nullable(),
+  note: z.string().nullable(),
+  created_at: z.string(),
+});
+export type TaskStep = z.infer<typeof TaskStepSchema>;
+
+type StepRow = typeof taskSteps.$inferSelect;
+
+function toStep(row: StepRow): TaskStep {
+  return {
+    seq: row.seq,
+    task_id: toPublicId('task', row.taskId),
+    type: row.type,
+    action: row.action,
+    url: row.url,
+    title: row.title,
+    note: row.note,
+    created_at: iso(row.createdAt),
+  };
+}
+
+/** Steps with seq greater than `afterSeq`, in order, at most `limit`. */
+export async function stepsAfter(db: DbOrTx, taskId: string, afterSeq: number, limit: number): Promise<TaskStep[]> {
+  const rows = await db
+    .select()
+    .from(taskSteps)
+    .where(and(eq(taskSteps.taskId, taskId), gt(taskSteps.seq, afterSeq)))
+    .orderBy(asc(taskSteps.seq))
+    .limit(limit);
+  return rows.map(toStep);
+}
+
+/** Every recorded step of a task, in order: the history a resumed run starts from. */
+export async function taskHistory(db: DbOrTx, taskId: string): Promise<{ steps: NewStep[]; lastSeq: number }> {
+  const rows = await db.select().from(taskSteps).where(eq(taskSteps.taskId, taskId)).orderBy(asc(taskSteps.seq));
+  return {
+    steps: rows.map((row) => ({ type: row.type, action: row.action, url: row.url, title: row.title, note: row.note })),
+    lastSeq: rows.at(-1)?.seq ?? 0,
+  };
+}
+
+/**
+ * Appends step `seq` for a task only while `leaseOwner` still drives it (status
+ * `running`, lease held): a run that was canceled, parked or taken over writes nothing.
+ * Returns false when the fence refused the step. Each step commits on its own with its
+ * notification, so streams see steps in seq order, without gaps.
+ */
+export async function appendStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const inserted = await tx.execute(sql`
+      insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, created_at)
+      select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, now()
+      from ${tasks}
+      where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
+      -- Waits for a concurrent cancel or park to commit and then sees its status.
+      for share of ${tasks}
+      returning 1`);
+    if (inserted.length === 0) return false;
+    await notifyTaskChange(tx, taskId, 'step');
+    return true;
+  });
+}

@@ -1,0 +1,199 @@
+import { createModelPlanner } from '../agent/model-planner';
+import { createOfflinePlanner } from '../agent/offline-planner';
+import type { AgentOutcome } from '../agent/outcome';
+import type { Planner } from '../agent/planner';
+import { runAgent } from '../agent/run-agent';
+import type { NewStep } from '../agent/step';
+import { systemActor } from '../domain/keys/principal';
+import { claimTasks, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
+import type { TaskRow } from '../domain/tasks/task-resource';
+import { appendStep, taskHistory } from '../domain/tasks/task-steps';
+import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
+import type { Services } from '../services';
+import type { Worker } from './worker';
+
+/** What the runner needs from the composition root. */
+export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel'>;
+
+// Fallback poll for work: notifications start tasks at once; this only covers a
+// notification lost while the listener reconnected.
+const POLL_INTERVAL_MS = 1_000;
+
+/**
+ * Why a run stopped before the agent finished:
+ * - `released`: the task is no longer this run's (canceled, parked by a takeover, or its
+ *   lease taken over); whoever changed it has written its state, so the run writes nothing.
+ * - `device_lost`: the device's browser died or the device left `active`.
+ * - `shutdown`: this process is stopping; its browsers stop with it.
+ */
+type StopReason = 'released' | 'device_lost' | 'shutdown';
+
+interface Run {
+  task: TaskRow;
+  stop(reason: StopReason): void;
+  done: Promise<void>;
+}
+
+/**
+ * The task worker of one server process: leases the running tasks of devices hosted
+ * here (up to config.agent.workers at once), runs the agent on each, records its steps,
+ * heartbeats the lease, and ends every task in one transaction with its slot released.
+ * It also sweeps expired leases of any host: a task whose driver died is failed with
+ * device_lost and its slot freed.
+ */
+export function taskRunner(deps: TaskRunnerDeps): Worker {
+  const { config, log } = deps;
+  const runs = new Map<string, Run>();
+  const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
+  let stopped = false;
+  let claiming: Promise<void> | null = null;
+  let claimAgain = false;
+  const timers: NodeJS.Timeout[] = [];
+  let unsubscribe: () => void = () => undefined;
+
+  const planner: Planner =
+    config.agent.model === null ? createOfflinePlanner() : createModelPlanner(config.agent.model);
+
+  /** Claims as many tasks as there are free run slots; coalesces concurrent wake-ups. */
+  function kick(): void {
+    if (stopped) return;
+    if (claiming !== null) {
+      claimAgain = true;
+      return;
+    }
+    claiming = (async () => {
+      do {
+        claimAgain = false;
+        const free = config.agent.workers - runs.size;
+        const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
+        for (const task of claimed) start(task);
+      } while (claimAgain && !stopped);
+    })()
+      .catch((error: unknown) => log.error({ err: error }, 'task claim failed'))
+      .finally(() => {
+        claiming = null;
+      });
+  }
+
+  function start(task: TaskRow): void {
+    const controller = new AbortController();
+    let reason: StopReason | null = null;
+    const stop = (why: StopReason) => {
+      if (reason !== null) return;
+      reason = why;
+      controller.abort();
+    };
+    const run: Run = { task, stop, done: Promise.resolve() };
+    runs.set(task.id, run);
+    run.done = drive(task, controller.signal, stop, () => reason)
+      .catch((error: unknown) => log.error({ err: error, taskId: task.id }, 'task run failed'))
+      .finally(() => {
+        runs.delete(task.id);
+        kick();
+      });
+  }
+
+  async function drive(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void, stopReason: () => StopReason | null): Promise<void> {
+    // Someone else changed the task (cancel, park): check whether it is still ours.
+    const unsubscribeTask = deps.taskChannel.subscribe(task.id, (change) => {
+      if (change !== 'step') void checkLease();
+    });
+    const checkLease = async () => {
+      try {
+        const lease = await renewLease(deps.db, task, deps.instanceId, config.agent.leaseMs);
+        if (!lease.held) stop('released');
+        else if (!lease.deviceHeld) stop('device_lost');
+      } catch (error) {
+        // A missed heartbeat is survivable: the lease outlives three of them.
+        log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
+      }
+    };
+    const heartbeat = setInterval(() => void checkLease(), heartbeatMs);
+    try {
+      const outcome = await runOnDevice(task, signal, stop);
+      const reason = stopReason();
+      if (reason === 'released') return;
+      await finish(task, reason === null ? outcome : { status: 'failed', error: 'device_lost' });
+    } catch (error) {
+      log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
+      await finish(task, { status: 'failed', error: 'internal_error' });
+    } finally {
+      clearInterval(heartbeat);
+      unsubscribeTask();
+    }
+  }
+
+  async function runOnDevice(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void): Promise<AgentOutcome> {
+    const browser = deps.browserPool.get(task.deviceId);
+    if (browser === undefined) return { status: 'failed', error: 'device_lost' };
+    const driver = await browser.page();
+    const history = await taskHistory(deps.db, task.id);
+    let seq = history.lastSeq;
+    return runAgent({
+      task: { id: task.id, prompt: task.prompt, maxSteps: task.maxSteps, allowedDomains: task.allowedDomains },
+      driver,
+      planner,
+      history: history.steps,
+      signal,
+      deadline: task.deadlineAt.getTime(),
+      recordStep: async (step: NewStep) => {
+        seq += 1;
+        const recorded = await appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId);
+        if (!recorded) stop('released');
+      },
+    });
+  }
+
+  /** Writes how the run ended, only if the task is still running under this lease. */
+  async function finish(task: TaskRow, outcome: AgentOutcome): Promise<void> {
+    await deps.db.transaction(async (tx) => {
+      const row = await lockTask(tx, task.id);
+      if (row === null || row.status !== 'running' || row.leaseOwner !== deps.instanceId) return;
+      const actor = systemActor(row.orgId);
+      if (outcome.status === 'needs_human') {
+        await parkTask(tx, row, actor, { kind: outcome.kind, question: outcome.question });
+        return;
+      }
+      // A run ends `canceled` only when this worker aborted it; the reasons that reach
+      // here (device lost, shutdown) both mean the browser is gone.
+      const end: TaskEnd = outcome.status === 'canceled' ? { status: 'failed', error: 'device_lost' } : outcome;
+      await endTask(tx, row, end, actor);
+    });
+  }
+
+  async function sweep(): Promise<void> {
+    const failed = await failExpiredLeases(deps.db);
+    if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
+  }
+
+  function every(intervalMs: number, work: () => Promise<void> | void, what: string): void {
+    const timer = setInterval(() => {
+      Promise.resolve(work()).catch((error: unknown) => log.error({ err: error }, `${what} failed`));
+    }, intervalMs);
+    timer.unref();
+    timers.push(timer);
+  }
+
+  return {
+    name: 'task-runner',
+    start() {
+      unsubscribe = deps.taskChannel.subscribeAll((change) => {
+        if (change !== 'step') kick();
+      });
+      deps.browserPool.onDeviceLost((deviceId) => {
+        for (const run of runs.values()) if (run.task.deviceId === deviceId) run.stop('device_lost');
+      });
+      every(POLL_INTERVAL_MS, kick, 'task claim');
+      every(heartbeatMs, sweep, 'task lease sweep');
+      kick();
+    },
+    async stop() {
+      stopped = true;
+      unsubscribe();
+      for (const timer of timers) clearInterval(timer);
+      for (const run of runs.values()) run.stop('shutdown');
+      await claiming;
+      await Promise.all([...runs.values()].map((run) => run.done));
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Pages for task tests, served on 127.0.0.1 (also reachable as localhost, another host to the allow-list). */
+export interface TaskPages {
+  url(pathname: string, host?: '127.0.0.1' | 'localhost'): string;
+  close(): Promise<void>;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+export async function startTaskPages(): Promise<TaskPages> {
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    response.setHeader('content-type', 'text/html; charset=utf-8');
+    if (url.pathname === '/form') {
+      response.end(`<!doctype html><title>Sign up</title>
+        <form action="/submit" method="get">
+          <label for="email">Email</label><input id="email" name="email">
+          <button type="submit">Submit</button>
+        </form>`);
+    } else if (url.pathname === '/submit') {
+      response.end(`<!doctype html><title>Thanks</title>
+        <p id="message">Welcome, ${escapeHtml(url.searchParams.get('email') ?? '')}</p>`);
+    } else if (url.pathname === '/plain') {
+      response.end('<!doctype html><title>Plain</title><p id="text">Nothing happens here</p>');
+    } else {
+      response.writeHead(404).end('<title>Not found</title>');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (pathname, host = '127.0.0.1') => `http://${host}:${port}${pathname}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
