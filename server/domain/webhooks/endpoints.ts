@@ -42,7 +42,9 @@ export type CreateWebhookEndpointBody = z.infer<typeof CreateWebhookEndpointBody
 export const UpdateWebhookEndpointInputSchema = z.strictObject({
   id: z.string().max(200),
   description: DescriptionSchema.optional(),
-  enabled: z.boolean().optional(),
+  // Not z.boolean(): trpc-to-openapi switches boolean schemas to coercion, which would read
+  // the string "false" as true. A union of literals is left alone and stays strict.
+  enabled: z.union([z.literal(true), z.literal(false)]).optional(),
   event_types: EventTypesSchema.optional(),
   url: UrlSchema.optional(),
 });
