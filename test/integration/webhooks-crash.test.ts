@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Database } from '../../db/client';
+import { loadConfig } from '../../server/config';
+import { emitEvent } from '../../server/domain/events/emit-event';
+import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
+import { verifyWebhook } from '../../server/domain/webhooks/verify-webhook';
+import { startService, type RunningService } from '../../server/service';
+import { apiClient } from '../support/http';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ENV = {
+  HOST: '127.0.0.1',
+  OPERATOR_SERVE_CONSOLE: 'false',
+  OPERATOR_LOG_LEVEL: 'silent',
+  OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+  OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50',
+  // The lease is the timeout plus 5 s: a dead instance's attempt is retried within ~6.5 s.
+  OPERATOR_WEBHOOK_TIMEOUT_MS: '1500',
+};
+
+let database: TestDatabase;
+let client: Database;
+const cleanups: Array<() => Promise<unknown>> = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await client?.close();
+  await database?.drop();
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The real server as its own process (as `npm start` runs it), so it can be killed outright. */
+/** A data directory of its own for each server, removed after the file's tests. */
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'operator-webhooks-crash-'));
+  cleanups.unshift(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startServerProcess(): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const OPERATOR_DATA_DIR = await dataDir();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...ENV, PORT: String(port), DATABASE_URL: database.url, OPERATOR_DATA_DIR },
+    stdio: 'ignore',
+  });
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
+    const ready = await fetch(`${url}/readyz`).then((response) => response.ok, () => false);
+    if (ready) return { child, url };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the server process never became ready');
+}
+
+async function startInProcess(): Promise<RunningService> {
+  const service = await startService(loadConfig({ ...ENV, PORT: '0', DATABASE_URL: database.url, OPERATOR_DATA_DIR: await dataDir() }));
+  cleanups.push(() => service.close());
+  return service;
+}
+
+async function receiver(answer?: Parameters<typeof startWebhookReceiver>[0]): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver(answer);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function tenantWithEndpoint(baseUrl: string, url: string) {
+  client ??= connectDatabase(database.url, 2);
+  const { org_id: orgId } = await createOrganization(client.db, { name: 'crash', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+  const { space_id: spaceId } = await createSpace(client.db, orgId, 'default');
+  const { key } = await createApiKey(client.db, { orgId, scopes: ['operator:webhooks:write'], spaceIds: [], env: 'test' });
+  const created = await apiClient(baseUrl, key)('POST', '/v1/webhook_endpoints', { url });
+  expect(created.status).toBe(201);
+  const emit = (type: 'operator.device.created.v1' = 'operator.device.created.v1') =>
+    client.db.transaction((tx) => emitEvent(tx, { orgId, spaceId, type, resource: { object: 'device', id: `dev_${crypto.randomUUID()}` } }));
+  return { secret: created.body.secret as string, emit };
+}
+
+describe('crash safety', () => {
+  it('redelivers after a server killed mid-delivery is replaced', { timeout: 60_000 }, async () => {
+    const server = await startServerProcess();
+    let killed: Promise<unknown> | null = null;
+    const target = await receiver((res, index) => {
+      if (index === 0) {
+        // Holding the request open and killing the sender: no outcome is ever recorded.
+        killed = new Promise((resolve) => server.child.once('exit', resolve));
+        server.child.kill('SIGKILL');
+        return;
+      }
+      res.writeHead(200).end();
+    });
+    const { secret, emit } = await tenantWithEndpoint(server.url, target.url);
+    await emit();
+    await target.waitFor(1);
+    await killed;
+
+    const replacement = await startInProcess();
+    const [first, second] = await target.waitFor(2, 20_000);
+    expect(verifyWebhook(second!.rawBody, second!.headers['x-service-signature'] as string, secret).id).toBe(
+      verifyWebhook(first!.rawBody, first!.headers['x-service-signature'] as string, secret).id,
+    );
+    await replacement.close();
+  });
+
+  it('never sends the same attempt twice at once when two instances share the database', { timeout: 60_000 }, async () => {
+    const one = await startInProcess();
+    await startInProcess();
+    const target = await receiver();
+    const { secret, emit } = await tenantWithEndpoint(one.url, target.url);
+    const count = 200;
+    await Promise.all(Array.from({ length: count }, () => emit()));
+    await target.waitFor(count, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ids = target.received.map((d) => verifyWebhook(d.rawBody, d.headers['x-service-signature'] as string, secret).id);
+    expect(ids).toHaveLength(count);
+    expect(new Set(ids).size).toBe(count);
+  });
+});
