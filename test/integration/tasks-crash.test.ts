@@ -1,0 +1,139 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Database } from '../../db/client';
+import { tasks } from '../../db/schema';
+import { killOrphans } from '../../server/browser';
+import { parsePublicId } from '../../server/domain/ids';
+import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
+import { apiClient, type ApiCall } from '../support/http';
+import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
+import { startTaskPages, type TaskPages } from '../support/task-pages';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+// A real crash: the server runs as a child process (server/main.ts) and is killed
+// with SIGKILL in the middle of a task, so no shutdown code runs: the lease stays in the
+// database, the slot stays held, Chromium is orphaned. A new server on the same database
+// and data directory must end the task and free the slot.
+
+const LEASE_SECS = 2;
+
+let database: TestDatabase;
+let db: Database;
+let dataDir: string;
+let pages: TaskPages;
+let port: number;
+let server: ChildProcess | null = null;
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port: free } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return free;
+}
+
+async function startServer(): Promise<ChildProcess> {
+  // node itself with tsx as a loader: one process, so SIGKILL reaches the server (the tsx
+  // binary would be a wrapper process around it).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: database.url,
+      OPERATOR_DATA_DIR: dataDir,
+      OPERATOR_SERVE_CONSOLE: 'false',
+      OPERATOR_LOG_LEVEL: 'error',
+      OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
+      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+      OPERATOR_RATE_LIMIT_BURST: '2000',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false);
+    if (ready) return child;
+    if (Date.now() > deadline) throw new Error('server did not become ready');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function stopServer(signal: NodeJS.Signals): Promise<void> {
+  const child = server;
+  server = null;
+  if (child === null || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
+  pages = await startTaskPages();
+  port = await freePort();
+});
+afterAll(async () => {
+  await stopServer('SIGTERM');
+  await killOrphans(dataDir);
+  await db?.close();
+  await pages?.close();
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('a server killed with SIGKILL mid-task', () => {
+  it('has the task ended with device_lost after its lease expires, the slot freed and the device usable again', async () => {
+    server = await startServer();
+    db = connectDatabase(database.url, 2);
+    const { org_id: orgId } = await createOrganization(db.db, { name: 'Crash org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const { space_id: spaceId } = await createSpace(db.db, orgId, 'default');
+    const scopes = ['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write'] as const;
+    const { key } = await createApiKey(db.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' });
+    const api: ApiCall = apiClient(`http://127.0.0.1:${port}`, key);
+
+    const device = await api('POST', '/v1/devices', { space_id: spaceId });
+    expect(device.status).toBe(201);
+    const submitted = await api('POST', `/v1/devices/${device.body.id}/tasks`, {
+      prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"`,
+    });
+    expect(submitted.status).toBe(202);
+    const taskId: string = submitted.body.id;
+
+    // Killed while the agent waits inside its second step, lease held.
+    const stream = await fetch(`http://127.0.0.1:${port}/v1/tasks/${taskId}/events`, { headers: { Authorization: `Bearer ${key}` } });
+    for await (const chunk of textChunks(stream)) if (chunk.includes('id: 1\n')) break;
+    const [leased] = await db.db.select().from(tasks).where(eq(tasks.id, parsePublicId('task', taskId)!));
+    expect(leased).toMatchObject({ status: 'running', leaseOwner: expect.any(String) });
+    await stopServer('SIGKILL');
+    const [afterCrash] = await db.db.select().from(tasks).where(eq(tasks.id, leased!.id));
+    expect(afterCrash!.status).toBe('running');
+
+    server = await startServer();
+    const ended = await waitForTaskEnd(api, taskId, 20_000);
+    expect(ended).toMatchObject({
+      status: 'failed',
+      result: { error: 'device_lost', detail: "The device's browser stopped while the task was running." },
+    });
+    const [row] = await db.db.select().from(tasks).where(eq(tasks.id, leased!.id));
+    expect(row!.leaseOwner).toBeNull();
+    const reconciled = await api('GET', `/v1/devices/${device.body.id}`);
+    expect(reconciled.body).toMatchObject({ status: 'active', current_task_id: null });
+    expect(await devicesHoldingFinishedTasks(db.db)).toEqual([]);
+
+    // The stream of the ended task replays its steps and the done frame.
+    const replay = await readStream(`http://127.0.0.1:${port}/v1/tasks/${taskId}/events`, key);
+    expect(replay.frames.at(-1)?.event).toBe('done');
+
+    const next = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then return the title` });
+    expect(next.status).toBe(202);
+    expect(await waitForTaskEnd(api, next.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
+  });
+});
