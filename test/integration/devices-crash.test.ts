@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, expect, it } from 'vitest';
+import { connectDatabase } from '../../db/client';
+import { loadConfig } from '../../server/config';
+import { parsePublicId } from '../../server/domain/ids';
+import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
+import { startService, type RunningService } from '../../server/service';
+import { apiClient } from '../support/http';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+// A server killed with SIGKILL cannot close anything: its Chromium may outlive it and
+// its metering period stays open. The next start on the same data directory must kill
+// the orphan, close the period at its last heartbeat and relaunch the device.
+const SWEEP_MS = 200;
+let database: TestDatabase | undefined;
+let dataDir: string | undefined;
+let child: ChildProcess | undefined;
+let restarted: RunningService | undefined;
+
+afterAll(async () => {
+  if (child?.exitCode === null) child.kill('SIGKILL');
+  await restarted?.close();
+  await database?.drop();
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+});
+
+function serverEnv(): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database!.url,
+    OPERATOR_DATA_DIR: dataDir!,
+    OPERATOR_SERVE_CONSOLE: 'false',
+    OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS),
+    CHROMIUM_PATH: '/usr/bin/chromium',
+    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+    OPERATOR_RATE_LIMIT_BURST: '2000',
+  };
+}
+
+async function startChildServer(): Promise<{ process: ChildProcess; url: string }> {
+  const started = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { ...process.env, ...serverEnv(), OPERATOR_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
+    started.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    started.once('exit', () => reject(new Error(`server exited:\n${output}`)));
+  });
+  return { process: started, url };
+}
+
+it('recovers from a SIGKILLed server: orphan Chromium killed, metering closed at the last heartbeat, device active again', async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
+  const server = await startChildServer();
+  child = server.process;
+
+  const admin = connectDatabase(database.url, 2);
+  const { org_id: orgId } = await createOrganization(admin.db, { name: 'crash', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+  const { space_id: spaceId } = await createSpace(admin.db, orgId, 'default');
+  const { key } = await createApiKey(admin.db, { orgId, scopes: ['operator:devices:read', 'operator:devices:write', 'operator:usage:read'], spaceIds: [], env: 'test' });
+  await admin.close();
+
+  const created = await apiClient(server.url, key)('POST', '/v1/devices', { space_id: spaceId });
+  expect(created.status).toBe(201);
+  const deviceId = parsePublicId('device', created.body.id)!;
+  const oldPid = Number((await readFile(path.join(dataDir, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim());
+  await sleep(SWEEP_MS * 5);
+
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child!.once('exit', resolve));
+  const killedAt = Date.now();
+
+  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  expect(() => process.kill(oldPid, 0)).toThrow();
+  const api = apiClient(restarted.url, key);
+  expect((await api('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
+  const handle = restarted.services.browserPool.get(deviceId);
+  expect(handle?.pid).not.toBe(oldPid);
+  expect(() => process.kill(handle!.pid!, 0)).not.toThrow();
+
+  const periods = await restarted.services.sql<{ ended: number | null; heartbeat: number; started: number }[]>`
+    select extract(epoch from started_at)::float8 * 1000 as started, extract(epoch from ended_at)::float8 * 1000 as ended,
+           extract(epoch from heartbeat_at)::float8 * 1000 as heartbeat
+    from device_active_periods where device_id = ${deviceId} order by started_at`;
+  expect(periods).toHaveLength(2);
+  const [crashed, current] = periods as [(typeof periods)[0], (typeof periods)[0]];
+  // Closed at the last heartbeat: no time invented past the crash, at most one sweep lost.
+  expect(crashed.ended).toBe(crashed.heartbeat);
+  expect(crashed.ended!).toBeLessThanOrEqual(killedAt);
+  expect(killedAt - crashed.ended!).toBeLessThan(SWEEP_MS * 10);
+  expect(current.ended).toBeNull();
+  expect(current.started).toBeGreaterThanOrEqual(crashed.ended!);
+  await api('DELETE', `/v1/devices/${created.body.id}`);
+});
