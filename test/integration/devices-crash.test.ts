@@ -99,7 +99,8 @@ it('recovers from a SIGKILLed server: orphan Chromium killed, metering closed at
            extract(epoch from heartbeat_at)::float8 * 1000 as heartbeat
     from device_active_periods where device_id = ${deviceId} order by started_at`;
   expect(periods).toHaveLength(2);
-  const [crashed, current] = periods as [(typeof periods)[0], (typeof periods)[0]];
+  const crashed = periods[0]!;
+  const current = periods[1]!;
   // Closed at the last heartbeat: no time invented past the crash, at most one sweep lost.
   expect(crashed.ended).toBe(crashed.heartbeat);
   expect(crashed.ended!).toBeLessThanOrEqual(killedAt);
