@@ -3,7 +3,8 @@ import { and, eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events, webhookDeliveries } from '../../db/schema';
 import { emitEvent, type DomainEvent } from '../../server/domain/events/emit-event';
-import { verifyWebhook } from '../../server/domain/webhooks/verify-webhook';
+// Through the published export, as a customer imports it.
+import { verifyWebhook } from 'browser-device-operator/verify-webhook';
 import { apiClient, type ApiCall } from '../support/http';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
 import { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } from '../support/webhook-receiver';
