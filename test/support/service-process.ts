@@ -32,7 +32,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
