@@ -2,6 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { apiErrorCodes } from '../errors';
 import type { Meta } from '../trpc/init';
 import { appRouter } from './router';
+import { taskEventsOpenApiPath } from './tasks/stream-task-events';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 
@@ -60,5 +61,6 @@ export function buildOpenApiDocument(publicUrl: string) {
     };
     operation.responses = responses;
   }
+  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath } as typeof document.paths;
   return document;
 }
