@@ -1,0 +1,227 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { connectDatabase } from '../db/client';
+import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
+import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
+
+// `npm run bench:devices`: device create latency (POST /v1/devices, through the real
+// service in its own process) and resident memory per active device at 1, 5 and 10
+// devices; in the same run the floor (a bare puppeteer-core launch plus its blank page,
+// same Chromium and flags) and the alternative design (a device as an isolated browser
+// context inside one shared browser per organization).
+const COUNTS = [1, 5, 10];
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The local provider's flags (server/browser/local-provider.ts), for a fair floor. */
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+interface Memory {
+  /** Sum of VmRSS over the process trees (shared pages counted once per process). */
+  rssMiB: number;
+  /** Sum of proportional set sizes: shared pages split between their users. */
+  pssMiB: number;
+}
+
+interface Figures {
+  count: number;
+  createP50Ms: number;
+  createP95Ms: number;
+  /** Floor only: launch plus a puppeteer Page object for the blank page. */
+  withPageP50Ms?: number;
+  rssPerDeviceMiB: number;
+  pssPerDeviceMiB: number;
+}
+
+/** Every process whose group is led by one of `leaders` (Chromium leads its own group). */
+async function groupMemory(leaders: number[]): Promise<Memory> {
+  const wanted = new Set(leaders);
+  let rssKb = 0;
+  let pssKb = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (!wanted.has(Number(fields[2]))) continue;
+      rssKb += kb(await readFile(`/proc/${entry}/status`, 'utf8'), 'VmRSS');
+      pssKb += kb(await readFile(`/proc/${entry}/smaps_rollup`, 'utf8'), 'Pss');
+    } catch {
+      // The process exited while being read.
+    }
+  }
+  return { rssMiB: rssKb / 1024, pssMiB: pssKb / 1024 };
+}
+
+function kb(text: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return match ? Number(match[1]) : 0;
+}
+
+function figures(count: number, latencies: number[], memory: Memory): Figures {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    count,
+    createP50Ms: Math.round(percentile(sorted, 50)),
+    createP95Ms: Math.round(percentile(sorted, 95)),
+    rssPerDeviceMiB: Math.round(memory.rssMiB / count),
+    pssPerDeviceMiB: Math.round(memory.pssMiB / count),
+  };
+}
+
+async function settle(): Promise<void> {
+  // Chromium's start-up allocations settle within a second or two of the first page.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+}
+
+async function launchBare(userDataDir: string): Promise<Browser> {
+  return puppeteer.launch({ executablePath: CHROMIUM_PATH, userDataDir, headless: true, pipe: true, args: FLAGS, defaultViewport: { width: 1280, height: 800 } });
+}
+
+async function benchService(): Promise<Figures[]> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-devices-'));
+  const service = await startServiceProcess({ OPERATOR_DATA_DIR: dataDir, CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '20', OPERATOR_RATE_LIMIT_PER_SEC: '1000', OPERATOR_RATE_LIMIT_BURST: '1000' });
+  const database = connectDatabase(service.database.url, 2);
+  const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+  const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
+  const { key } = await createApiKey(database.db, { orgId, scopes: ['operator:devices:write'], spaceIds: [], env: 'test' });
+  await database.close();
+  const call = (method: string, route: string, body?: unknown) =>
+    fetch(`${service.url}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (response) => ({ status: response.status, body: (await response.json()) as { id: string } }));
+
+  const results: Figures[] = [];
+  try {
+    // One warm-up device: the first launch pays for disk caches and the JIT.
+    const warm = await call('POST', '/v1/devices', { space_id: spaceId });
+    await call('DELETE', `/v1/devices/${warm.body.id}`);
+    for (const count of COUNTS) {
+      const ids: string[] = [];
+      const latencies: number[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const started = performance.now();
+        const created = await call('POST', '/v1/devices', { space_id: spaceId });
+        latencies.push(performance.now() - started);
+        if (created.status !== 201) throw new Error(`create answered ${created.status}`);
+        ids.push(created.body.id);
+      }
+      await settle();
+      const pids = await Promise.all(
+        ids.map(async (id) => Number((await readFile(path.join(dataDir, 'profiles', id.slice('dev_'.length), 'chromium.pid'), 'utf8')).trim())),
+      );
+      results.push(figures(count, latencies, await groupMemory(pids)));
+      for (const id of ids) await call('DELETE', `/v1/devices/${id}`);
+    }
+  } finally {
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+/**
+ * The floor: N separate bare browsers. puppeteer.launch resolves once Chromium's
+ * initial blank page exists, which is where a device create stops too (its Page object
+ * is made on first use); the time to also get that Page object is reported aside.
+ */
+async function benchBare(): Promise<Figures[]> {
+  const root = await mkdtemp(path.join(tmpdir(), 'bench-bare-'));
+  const results: Figures[] = [];
+  try {
+    const warm = await launchBare(path.join(root, 'warm'));
+    await warm.close();
+    for (const count of COUNTS) {
+      const browsers: Browser[] = [];
+      const latencies: number[] = [];
+      const withPage: number[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const started = performance.now();
+        const browser = await launchBare(path.join(root, `${count}-${i}`));
+        latencies.push(performance.now() - started);
+        (await browser.pages())[0] ?? (await browser.newPage());
+        withPage.push(performance.now() - started);
+        browsers.push(browser);
+      }
+      await settle();
+      const row = figures(count, latencies, await groupMemory(browsers.map((browser) => browser.process()!.pid!)));
+      results.push({ ...row, withPageP50Ms: Math.round(percentile([...withPage].sort((a, b) => a - b), 50)) });
+      await Promise.all(browsers.map((browser) => browser.close()));
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+  return results;
+}
+
+/** The alternative: one browser per organization, a device = its own context and page. */
+async function benchSharedContexts(): Promise<{ browserLaunchMs: number; figures: Figures[] }> {
+  const root = await mkdtemp(path.join(tmpdir(), 'bench-contexts-'));
+  const results: Figures[] = [];
+  let browserLaunchMs = 0;
+  try {
+    for (const count of COUNTS) {
+      const started = performance.now();
+      const browser = await launchBare(path.join(root, String(count)));
+      browserLaunchMs = Math.round(performance.now() - started);
+      const latencies: number[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const began = performance.now();
+        const context = await browser.createBrowserContext();
+        await context.newPage();
+        latencies.push(performance.now() - began);
+      }
+      // The default context's blank page is closed: only device pages remain.
+      for (const page of await browser.defaultBrowserContext().pages()) await page.close();
+      await settle();
+      results.push(figures(count, latencies, await groupMemory([browser.process()!.pid!])));
+      await browser.close();
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+  return { browserLaunchMs, figures: results };
+}
+
+async function main(): Promise<void> {
+  const service = await benchService();
+  const bare = await benchBare();
+  const contexts = await benchSharedContexts();
+  const ratios = service.map((row, index) => ({
+    count: row.count,
+    createP50Ratio: Number((row.createP50Ms / bare[index]!.createP50Ms).toFixed(2)),
+    rssRatio: Number((row.rssPerDeviceMiB / bare[index]!.rssPerDeviceMiB).toFixed(2)),
+    pssRatio: Number((row.pssPerDeviceMiB / bare[index]!.pssPerDeviceMiB).toFixed(2)),
+  }));
+  console.log(
+    JSON.stringify(
+      {
+        machine: machineDescription(),
+        chromium: CHROMIUM_PATH,
+        devices: service,
+        bareLaunchFloor: bare,
+        sharedBrowserContexts: contexts,
+        ratiosToFloor: ratios,
+        goals: { createP50RatioAtMost: 1.3, memoryRatioAtMost: 1.1 },
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
