@@ -1,0 +1,192 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+import { connectDatabase } from '../db/client';
+import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
+import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
+import { startTaskPages, type TaskPages } from '../test/support/task-pages';
+
+// `npm run bench:tasks`, through the real service in its own process with the offline planner:
+// 1. per-step time of the agent running a form task on a local page, against the same
+//    five actions done directly with puppeteer-core on the same Chromium, in the same run;
+// 2. submit latency (POST /v1/devices/{id}/tasks → 202), p50/p99;
+// 3. throughput of 10 devices running tasks at once.
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The local provider's flags (server/browser/local-provider.ts), for a fair comparison. */
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const STEPS = 5;
+const OVERHEAD_RUNS = 20;
+const SUBMITS = 200;
+const DEVICES = 10;
+const TASKS_PER_DEVICE = 5;
+
+type Call = (method: string, route: string, body?: unknown) => Promise<{ status: number; body: any }>;
+
+const formPrompt = (pages: TaskPages, email: string) =>
+  `go to ${pages.url('/form')} then type "${email}" into "Email" then click "Submit" then wait for "Welcome" then return the text of "#message"`;
+
+const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+
+/** Resolves when the task's event stream sends `done`, with the terminal task. */
+async function untilDone(baseUrl: string, key: string, taskId: string): Promise<any> {
+  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, { headers: { Authorization: `Bearer ${key}` } });
+  const text = await response.text();
+  const done = /event: done\ndata: (.*)\n/.exec(text);
+  if (done === null) throw new Error(`stream of ${taskId} ended without done`);
+  return JSON.parse(done[1]!);
+}
+
+/** The agent: task time measured by the service itself (created_at → finished_at). */
+async function benchAgent(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages): Promise<number[]> {
+  const perStep: number[] = [];
+  for (let run = -1; run < OVERHEAD_RUNS; run += 1) {
+    const submitted = await call('POST', `/v1/devices/${deviceId}/tasks`, { prompt: formPrompt(pages, `run${run}@example.com`) });
+    const task = await untilDone(baseUrl, key, submitted.body.id);
+    if (task.status !== 'succeeded') throw new Error(`bench task ended ${task.status}: ${JSON.stringify(task.result)}`);
+    // Run -1 warms the page, the JIT and the connection pool.
+    if (run >= 0) perStep.push((Date.parse(task.finished_at) - Date.parse(task.created_at)) / STEPS);
+  }
+  return perStep;
+}
+
+/** The same five actions, directly with puppeteer-core. */
+async function benchDirect(pages: TaskPages): Promise<number[]> {
+  const profile = await mkdtemp(path.join(tmpdir(), 'bench-tasks-direct-'));
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, userDataDir: profile, headless: true, pipe: true, args: FLAGS, defaultViewport: { width: 1280, height: 800 } });
+  const perStep: number[] = [];
+  try {
+    const page = await browser.newPage();
+    for (let run = -1; run < OVERHEAD_RUNS; run += 1) {
+      const started = performance.now();
+      await page.goto(pages.url('/form'), { waitUntil: 'load' });
+      await page.type('#email', `run${run}@example.com`);
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[type=submit]')]);
+      await page.waitForFunction(() => document.body.innerText.includes('Welcome'));
+      const text = await page.$eval('#message', (element) => (element as HTMLElement).innerText);
+      if (!text.startsWith('Welcome')) throw new Error('direct run did not reach the result page');
+      if (run >= 0) perStep.push((performance.now() - started) / STEPS);
+    }
+  } finally {
+    await browser.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+  return perStep;
+}
+
+/** Submit latency; each accepted task is canceled (untimed) so the slot is free again. */
+async function benchSubmit(call: Call, deviceIds: string[]): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let index = 0; index < SUBMITS; index += 1) {
+    const device = deviceIds[index % deviceIds.length]!;
+    const started = performance.now();
+    const submitted = await call('POST', `/v1/devices/${device}/tasks`, { prompt: 'scroll down' });
+    latencies.push(performance.now() - started);
+    if (submitted.status !== 202) throw new Error(`submit answered ${submitted.status}`);
+    await call('POST', `/v1/tasks/${submitted.body.id}/cancel`);
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+/** 10 devices, each running TASKS_PER_DEVICE form tasks back to back, all devices at once. */
+async function benchThroughput(call: Call, baseUrl: string, key: string, deviceIds: string[], pages: TaskPages) {
+  const started = performance.now();
+  const durations: number[] = [];
+  await Promise.all(
+    deviceIds.map(async (device, deviceIndex) => {
+      for (let index = 0; index < TASKS_PER_DEVICE; index += 1) {
+        const submitted = await call('POST', `/v1/devices/${device}/tasks`, { prompt: formPrompt(pages, `d${deviceIndex}t${index}@example.com`) });
+        if (submitted.status !== 202) throw new Error(`submit answered ${submitted.status}`);
+        const task = await untilDone(baseUrl, key, submitted.body.id);
+        if (task.status !== 'succeeded') throw new Error(`throughput task ended ${task.status}`);
+        durations.push(Date.parse(task.finished_at) - Date.parse(task.created_at));
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const tasks = deviceIds.length * TASKS_PER_DEVICE;
+  durations.sort((a, b) => a - b);
+  return {
+    devices: deviceIds.length,
+    tasks,
+    wallSecs: round(seconds),
+    tasksPerSec: round(tasks / seconds, 2),
+    stepsPerSec: round((tasks * STEPS) / seconds, 1),
+    taskP50Ms: Math.round(percentile(durations, 50)),
+    taskP95Ms: Math.round(percentile(durations, 95)),
+  };
+}
+
+async function main(): Promise<void> {
+  const pages = await startTaskPages();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-tasks-'));
+  const service = await startServiceProcess({
+    OPERATOR_DATA_DIR: dataDir,
+    CHROMIUM_PATH,
+    OPERATOR_MAX_BROWSERS: '20',
+    OPERATOR_TASK_WORKERS: '20',
+    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+    OPERATOR_RATE_LIMIT_BURST: '2000',
+  });
+  try {
+    const database = connectDatabase(service.database.url, 2);
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
+    const scopes = ['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read'] as const;
+    const { key } = await createApiKey(database.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' });
+    await database.close();
+    const call: Call = (method, route, body) =>
+      fetch(`${service.url}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+
+    const deviceIds: string[] = [];
+    for (let index = 0; index < DEVICES; index += 1) {
+      const created = await call('POST', '/v1/devices', { space_id: spaceId });
+      if (created.status !== 201) throw new Error(`device create answered ${created.status}`);
+      deviceIds.push(created.body.id);
+    }
+
+    const agent = await benchAgent(call, service.url, key, deviceIds[0]!, pages);
+    const direct = await benchDirect(pages);
+    const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
+    const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
+    const submit = await benchSubmit(call, deviceIds);
+    const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
+
+    console.log(
+      JSON.stringify(
+        {
+          machine: machineDescription(),
+          chromium: CHROMIUM_PATH,
+          perStep: {
+            steps: STEPS,
+            runs: OVERHEAD_RUNS,
+            agentMeanMs: round(agentMean),
+            agentP50Ms: round(percentile([...agent].sort((a, b) => a - b), 50)),
+            directPuppeteerMeanMs: round(directMean),
+            directPuppeteerP50Ms: round(percentile([...direct].sort((a, b) => a - b), 50)),
+            ratio: round(agentMean / directMean, 2),
+          },
+          submit: { count: SUBMITS, p50Ms: round(percentile(submit, 50)), p99Ms: round(percentile(submit, 99)) },
+          throughput,
+          goals: { perStepRatioAtMost: 1.5 },
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await service.stop();
+    await pages.close();
+    // Chromium may still be flushing its profile for a moment after the service exits.
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
