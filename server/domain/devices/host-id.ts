@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const HOST_ID_FILE = 'host-id';
@@ -21,9 +21,16 @@ export async function loadHostId(dataDir: string): Promise<string> {
   }
   await mkdir(dataDir, { recursive: true });
   const created = `host_${randomUUID()}`;
-  // `wx` keeps the first writer's id if two processes race on a fresh directory.
-  await writeFile(file, `${created}\n`, { flag: 'wx' }).catch(async (error: unknown) => {
+  // Written whole under a private name, then linked into place: link() fails if the
+  // file exists, so racing first starts agree on one id and nobody reads a partial file.
+  const draft = `${file}.${created}`;
+  await writeFile(draft, `${created}\n`);
+  try {
+    await link(draft, file);
+  } catch (error) {
     if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error;
-  });
+  } finally {
+    await rm(draft, { force: true });
+  }
   return (await readFile(file, 'utf8')).trim();
 }
