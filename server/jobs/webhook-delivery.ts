@@ -7,7 +7,7 @@ import {
   msUntilNextDue,
   recordFailure,
   recordSkipped,
-  recordSuccess,
+  recordSuccesses,
   type ClaimedDelivery,
 } from '../domain/webhooks/delivery-queue';
 import { signPayload } from '../domain/webhooks/signature';
@@ -24,6 +24,34 @@ const MAX_IDLE_MS = 1_000;
 const USER_AGENT = 'browser-device-operator-webhooks/0.1.0';
 
 /**
+ * Calls `write` with every item submitted while the previous call ran: under load, one
+ * statement records many outcomes; when idle, an item is written at once.
+ */
+function batchedWriter<T>(write: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
+  let queue: Array<{ item: T; settle: (error?: unknown) => void }> = [];
+  let writing = false;
+  async function drain(): Promise<void> {
+    writing = true;
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      try {
+        await write(batch.map((entry) => entry.item));
+        batch.forEach((entry) => entry.settle());
+      } catch (error) {
+        batch.forEach((entry) => entry.settle(error));
+      }
+    }
+    writing = false;
+  }
+  return (item) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ item, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!writing) void drain();
+    });
+}
+
+/**
  * Delivers the outbox: claims due deliveries (woken by NOTIFY on new events and by a timer
  * for retries), sends up to `config.webhooks.concurrency` at once, and records each outcome.
  * On stop it claims nothing more and lets the attempts in flight finish and be recorded.
@@ -38,6 +66,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
   let pumpAgain = false;
   let timer: NodeJS.Timeout | null = null;
   let unlisten: (() => Promise<void>) | null = null;
+  const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, owner, deliveries));
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     // emitEvent only fans out deliverable types; this guards against a row written any other way.
@@ -57,7 +86,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
       timeoutMs,
       allowPrivate: allowPrivateDestinations,
     });
-    if (result.ok) await recordSuccess(db, owner, delivery);
+    if (result.ok) await recordSuccess(delivery);
     else await recordFailure(db, owner, delivery, result.lastError, { retryScheduleMs });
   }
 
@@ -67,7 +96,9 @@ export function webhookDeliveryWorker(services: Services): Worker {
       .catch((error: unknown) => log.error({ err: error, delivery: delivery.id }, 'webhook delivery could not be recorded'))
       .finally(() => {
         inFlight.delete(running);
-        wake();
+        // Refilled in batches: one claim for half the slots costs about what a claim for
+        // one does, and a busy pipeline would otherwise claim once per completed attempt.
+        if (inFlight.size <= concurrency / 2) wake();
       });
     inFlight.add(running);
   }

@@ -236,7 +236,7 @@ describe('destination safety with private destinations not allowed', () => {
       let endpoint = row!;
       while (endpoint.lastError === null && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
-        [endpoint] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, row!.id));
+        endpoint = (await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, row!.id)))[0]!;
       }
       expect(endpoint.lastError).toBe('blocked_destination');
       expect(endpoint.failureCount).toBeGreaterThan(0);

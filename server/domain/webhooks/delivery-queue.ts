@@ -98,20 +98,30 @@ function heldBy(delivery: ClaimedDelivery, owner: string) {
   return sql`id = ${delivery.id} and status = 'pending' and lease_owner = ${owner} and lease_expires_at = ${delivery.leaseToken}::timestamptz`;
 }
 
-/** A 2xx: the delivery is done, and the endpoint's failure streak ends. */
-export async function recordSuccess(db: Db, owner: string, delivery: ClaimedDelivery): Promise<void> {
+/**
+ * 2xx answers, recorded together: the deliveries are done, and each endpoint's failure streak
+ * ends. One statement for a batch keeps the commits per delivery far below one under load.
+ */
+export async function recordSuccesses(db: Db, owner: string, deliveries: readonly ClaimedDelivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  // Lists travel as text: uuids and PostgreSQL timestamps never contain a comma.
+  const ids = deliveries.map((delivery) => delivery.id).join(',');
+  const tokens = deliveries.map((delivery) => delivery.leaseToken).join(',');
   await db.execute(sql`
-    with done as (
-      update webhook_deliveries
+    with held as (
+      select * from unnest(string_to_array(${ids}, ',')::uuid[], string_to_array(${tokens}, ',')::timestamptz[]) as held(id, lease_expires_at)
+    ), done as (
+      update webhook_deliveries delivery
       set status = 'succeeded', attempts = attempts + 1, completed_at = now(), last_error = null,
           lease_owner = null, lease_expires_at = null
-      where ${heldBy(delivery, owner)}
-      returning endpoint_id
+      from held
+      where delivery.id = held.id and delivery.status = 'pending' and delivery.lease_owner = ${owner}
+        and delivery.lease_expires_at = held.lease_expires_at
+      returning delivery.endpoint_id
     )
     update webhook_endpoints endpoint
     set failure_count = 0, last_success_at = now()
-    from done
-    where endpoint.id = done.endpoint_id`);
+    where endpoint.id in (select endpoint_id from done)`);
 }
 
 export interface FailureOptions {
