@@ -5,7 +5,7 @@ import type { Planner } from '../agent/planner';
 import { runAgent } from '../agent/run-agent';
 import type { NewStep } from '../agent/step';
 import { systemActor } from '../domain/keys/principal';
-import { claimTasks, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
+import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
@@ -162,6 +162,7 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   }
 
   async function sweep(): Promise<void> {
+    await extendStartDeadlines(deps.db, deps.hostId, config.agent.leaseMs);
     const failed = await failExpiredLeases(deps.db);
     if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
   }

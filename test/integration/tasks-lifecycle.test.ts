@@ -13,6 +13,9 @@ import { createTenant, startTestService, type TestService, type TestTenant } fro
 // needs_human and resuming, and the device's browser going away mid-task.
 
 const TIMEOUT_SECS = 4;
+// One run at a time and a 1 s lease: a task queued behind another outlives several leases.
+const WORKERS = 1;
+const LEASE_SECS = 1;
 
 let test: TestService;
 let tenant: TestTenant;
@@ -22,7 +25,11 @@ let key: string;
 
 beforeAll(async () => {
   pages = await startTaskPages();
-  test = await startTestService({ OPERATOR_TASK_TIMEOUT_SECS: String(TIMEOUT_SECS) });
+  test = await startTestService({
+    OPERATOR_TASK_TIMEOUT_SECS: String(TIMEOUT_SECS),
+    OPERATOR_TASK_WORKERS: String(WORKERS),
+    OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
+  });
   tenant = await createTenant(test);
   key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
   api = apiClient(test.url, key);
@@ -58,10 +65,13 @@ describe('task lifecycle', () => {
   it('fails with timeout when the task outlives OPERATOR_TASK_TIMEOUT_SECS, and frees the slot', async () => {
     const started = Date.now();
     const { device, task } = await startTask(waitingPrompt());
+    // Queued behind it (one worker), for longer than several leases, yet not swept.
+    const queued = await startTask(`go to ${pages.url('/plain')} then return the title`);
     const ended = await waitForTaskEnd(api, task);
     expect(ended.result).toEqual({ error: 'timeout', detail: 'The task did not finish within its time limit.' });
     expect(Date.now() - started).toBeLessThan((TIMEOUT_SECS + 3) * 1000);
     expect((await api('GET', `/v1/devices/${device}`)).body.current_task_id).toBeNull();
+    expect(await waitForTaskEnd(api, queued.task)).toMatchObject({ status: 'succeeded', result: 'Plain' });
   });
 
   it('parks at needs_human on `ask a human`, keeps the slot, and resumes from its steps through resumeParkedTask', async () => {

@@ -37,6 +37,24 @@ function leaseEnd(leaseMs: number) {
   return sql`now() + make_interval(secs => ${leaseMs / 1000})`;
 }
 
+/**
+ * Keeps the start deadline of this host's waiting tasks (running, not yet leased because
+ * every run slot is busy) ahead of the sweep: a live host's queue is never mistaken for
+ * a dead host's.
+ */
+export async function extendStartDeadlines(db: Db, hostId: string, leaseMs: number): Promise<void> {
+  await db
+    .update(tasks)
+    .set({ leaseExpiresAt: leaseEnd(leaseMs) })
+    .where(
+      and(
+        eq(tasks.status, 'running'),
+        isNull(tasks.leaseOwner),
+        inArray(tasks.deviceId, db.select({ id: devices.id }).from(devices).where(eq(devices.hostId, hostId))),
+      ),
+    );
+}
+
 export interface LeaseState {
   /** The task is still running under this owner's lease (now extended). */
   held: boolean;
