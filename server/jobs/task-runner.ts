@@ -192,8 +192,9 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       stopped = true;
       unsubscribe();
       for (const timer of timers) clearInterval(timer);
-      for (const run of runs.values()) run.stop('shutdown');
+      // A claim in flight may still start runs; stop them all once it settled.
       await claiming;
+      for (const run of runs.values()) run.stop('shutdown');
       await Promise.all([...runs.values()].map((run) => run.done));
     },
   };

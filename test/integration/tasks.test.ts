@@ -183,6 +183,8 @@ describe('tasks on the offline planner', () => {
     const foreign = await api('GET', `/v1/tasks/task_00000000-0000-4000-8000-000000000000/events`);
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe('task_not_found');
+    const badEncoding = await api('GET', `/v1/tasks/%zz/events`);
+    expect([badEncoding.status, badEncoding.body.error.code]).toEqual([404, 'task_not_found']);
     const readOnly = apiClient(test.url, await tenant.key(['operator:devices:read']));
     expect((await readOnly('GET', `/v1/tasks/${taskId}/events`)).body.error.code).toBe('insufficient_scope');
     expect((await apiClient(test.url)('GET', `/v1/tasks/${taskId}/events`)).status).toBe(401);

@@ -68,7 +68,7 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams): Ra
       try {
         const principal = await authorizeRawRequest(services, req, res, ['operator:tasks:read']);
         const afterSeq = parseAfterSeq(req);
-        const task = await loadTaskForCaller(services.db, principal, decodeURIComponent(params[0]!));
+        const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
         start = { taskId: task.id, afterSeq };
       } catch (error) {
         sendRawError(services, res, requestId, error);
@@ -77,6 +77,15 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams): Ra
       await streamTask(req, res, { ...start, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
     },
   };
+}
+
+/** A path segment that is not valid percent-encoding stays as sent: it is then no id (404). */
+function decodePathId(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /**
