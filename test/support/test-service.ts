@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../server/config';
 import { createApiKey, createOrganization, createSpace, type NewOrganization } from '../../server/domain/orgs/operator-admin';
-import type { Scope } from '../../server/domain/keys/scopes';
+import { scopes, type Scope } from '../../server/domain/keys/scopes';
 import { startService, type RunningService } from '../../server/service';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
@@ -92,16 +92,4 @@ export async function createTenant(test: TestService, options: Partial<NewOrgani
   };
 }
 
-export const allScopes: readonly Scope[] = [
-  'operator:devices:read',
-  'operator:devices:write',
-  'operator:tasks:read',
-  'operator:tasks:write',
-  'operator:sessions:write',
-  'operator:sessions:control',
-  'operator:usage:read',
-  'operator:audit:read',
-  'operator:webhooks:read',
-  'operator:webhooks:write',
-  'operator:escalations:read',
-];
+export const allScopes: readonly Scope[] = scopes;
