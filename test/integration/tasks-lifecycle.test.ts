@@ -136,6 +136,25 @@ describe('task lifecycle', () => {
     expect(ended.result).toMatchObject({ error: 'device_lost' });
   });
 
+  it('ends open event streams and fails running tasks with device_lost on a graceful shutdown', async () => {
+    const { device, task } = await startTask(waitingPrompt());
+    const response = await fetch(`${test.url}/v1/tasks/${task}/events`, { headers: { Authorization: `Bearer ${key}` } });
+    const chunks = textChunks(response);
+    let seen = '';
+    while (!seen.includes('id: 1\n')) seen += (await chunks.next()).value ?? '';
+    const started = Date.now();
+    const restarted = test.restart();
+    // The stream ends (no `done`: the client resumes with after_seq) instead of holding the shutdown.
+    for await (const chunk of chunks) seen += chunk;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(seen).not.toContain('event: done');
+    await restarted;
+    expect(Date.now() - started).toBeLessThan(8_000);
+    const ended = await waitForTaskEnd(api, task, 10_000);
+    expect(ended.result).toMatchObject({ error: 'device_lost' });
+    expect((await api('GET', `/v1/devices/${device}`)).body).toMatchObject({ status: 'active', current_task_id: null });
+  });
+
   it('leaves no device holding a slot for a finished task', async () => {
     expect(await devicesHoldingFinishedTasks(test.service.services.db)).toEqual([]);
   });

@@ -39,15 +39,16 @@ export const taskEventsOpenApiPath = {
 
 /** The open streams of this process, so a shutdown can end them instead of waiting on them. */
 export class EventStreams {
-  private readonly open = new Set<() => void>();
+  private readonly open = new Set<(closeConnection: boolean) => void>();
 
-  add(end: () => void): () => void {
+  add(end: (closeConnection: boolean) => void): () => void {
     this.open.add(end);
     return () => this.open.delete(end);
   }
 
+  /** Ends every stream and closes its connection, which would otherwise idle in keep-alive. */
   endAll(): void {
-    for (const end of [...this.open]) end();
+    for (const end of [...this.open]) end(true);
   }
 }
 
@@ -128,14 +129,16 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
 
-  const end = () => {
+  const end = (closeConnection = false) => {
     if (ended) return;
     ended = true;
     clearInterval(keepAlive);
     clearTimeout(maxDuration);
     unsubscribe();
     unregister();
-    res.end();
+    res.end(() => {
+      if (closeConnection) res.socket?.destroy();
+    });
   };
 
   /** Sends every step after lastSeq, then `done` if the task is terminal; one at a time. */
@@ -179,8 +182,8 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
   const unsubscribe = options.channel.subscribe(options.taskId, pump);
   const unregister = options.streams.add(end);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-  const maxDuration = setTimeout(end, MAX_STREAM_MS);
-  req.on('close', end);
-  res.on('error', end);
+  const maxDuration = setTimeout(() => end(), MAX_STREAM_MS);
+  req.on('close', () => end());
+  res.on('error', () => end());
   pump();
 }
