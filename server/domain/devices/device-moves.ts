@@ -35,7 +35,8 @@ export async function sleepDevice(deps: DeviceDeps, principal: Principal, actor:
 }
 
 /**
- * POST /v1/devices/{id}/wake, from any state but `terminated` (410). Quotas apply (the
+ * POST /v1/devices/{id}/wake, from any state but `terminated` (410) and `creating` (409
+ * device_not_ready, for the second its create takes). Quotas apply (the
  * device itself already counts toward the device count). An active device whose
  * browser runs is answered as it is; otherwise the device goes `waking`, its browser
  * starts on its profile, and it becomes `active`. A failed start puts it back where it
@@ -45,6 +46,8 @@ export async function wakeDevice(deps: DeviceDeps, principal: Principal, actor: 
   const started = await deps.db.transaction(async (tx) => {
     const device = await loadDeviceForCaller(tx, principal, id, { forUpdate: true });
     if (device.status === 'terminated') throw new ApiError('device_terminated');
+    // Its create is still launching the browser and answers with the active device.
+    if (device.status === 'creating') throw new ApiError('device_not_ready');
     await enforceDeviceQuotas(tx, device.orgId, new Date(), device.id);
     if (device.status === 'active' && deps.browserPool.get(device.id) !== undefined) return { device, previous: null };
     return { device: await setStatusQuietly(tx, device.id, 'waking', deps.hostId), previous: device.status };
