@@ -149,6 +149,26 @@ describe('signed delivery', () => {
       await devicesApi('DELETE', `/v1/devices/${device.body.id}`);
     }
   });
+  it('sends a task finished through the API (device, task, worker), signed', { timeout: 90_000 }, async (context) => {
+    if (!existsSync(CHROMIUM)) context.skip();
+    const page = await receiver((res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Webhook page</title>'));
+    const target = await receiver();
+    const { tenant, secret } = await subscribe(target.url, { event_types: ['operator.task.succeeded.v1', 'operator.task.failed.v1'] });
+    const call = apiClient(test.url, await tenant.key(['operator:devices:write', 'operator:tasks:write']));
+    const device = await call('POST', '/v1/devices', { space_id: tenant.spaceId });
+    expect(device.status).toBe(201);
+    try {
+      const task = await call('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${page.url} then return the title` });
+      expect(task.status).toBe(202);
+      const [delivery] = await target.waitFor(1, 60_000);
+      expect(verified(delivery!, secret)).toMatchObject({
+        type: 'operator.task.succeeded.v1',
+        data: { object: { id: task.body.id, object: 'task', status: 'succeeded', result: 'Webhook page' } },
+      });
+    } finally {
+      await call('DELETE', `/v1/devices/${device.body.id}`);
+    }
+  });
 });
 
 describe('at-least-once', () => {
