@@ -215,6 +215,19 @@ describe('tasks on the offline planner', () => {
     for (const arrival of arrivals.slice(1)) expect(arrival.lagMs).toBeLessThan(250);
   });
 
+  it('resumes a stream cut mid-task with after_seq: every step exactly once, then done', async () => {
+    const device = await newDevice();
+    const scrolls = Array.from({ length: 8 }, (_, index) => (index % 2 === 0 ? 'scroll down' : 'scroll up')).join(' then ');
+    const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then ${scrolls} then return the title` });
+    const url = `${test.url}/v1/tasks/${submitted.body.id}/events`;
+    const firstPart = await readStreamUntil(url, (text) => text.includes('id: 2\n'));
+    const seen = [...firstPart.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+    const rest = await readStream(`${url}?after_seq=${seen.at(-1)}`, key);
+    const resumed = rest.frames.filter((frame) => frame.event === 'step').map((frame) => Number(frame.id));
+    expect([...seen, ...resumed]).toEqual(Array.from({ length: 11 }, (_, index) => index + 1));
+    expect(rest.frames.at(-1)?.event).toBe('done');
+  });
+
   it('gives exactly one 202 among 50 concurrent submits to one device, the rest 409 device_busy', async () => {
     const device = await newDevice();
     const prompt = `go to ${pages.url('/plain')} then wait for "a text that never comes"`;
