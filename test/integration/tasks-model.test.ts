@@ -25,7 +25,7 @@ beforeAll(async () => {
   });
   const tenant = await createTenant(test);
   spaceId = tenant.spaceId;
-  key = await tenant.key(['operator:devices:write', 'operator:devices:read', 'operator:tasks:read', 'operator:tasks:write']);
+  key = await tenant.key(['operator:devices:write', 'operator:devices:read', 'operator:tasks:read', 'operator:tasks:write', 'operator:usage:read']);
   api = apiClient(test.url, key);
 });
 afterAll(async () => {
@@ -90,5 +90,17 @@ describe('tasks on the model planner', () => {
     const broken = await waitForTaskEnd(api, await submitToNewDevice('Do something else.'));
     expect(broken.result).toEqual({ error: 'planner_error', detail: 'The planner could not decide the next step of the task.' });
     expect(JSON.stringify(broken)).not.toContain('secret.js');
+  });
+
+  it('meters the tasks and steps above in the usage report', async () => {
+    const usage = await api('GET', '/v1/usage');
+    expect(usage.status).toBe(200);
+    // Three tasks: five steps for the completed one, one `failed planner_error` message each for the others.
+    expect(usage.body.data).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'task', resource: 'task', unit: 'count', quantity: 3 }),
+        expect.objectContaining({ kind: 'step', resource: 'task', unit: 'count', quantity: 7 }),
+      ]),
+    );
   });
 });
