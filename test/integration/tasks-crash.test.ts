@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
@@ -13,6 +12,7 @@ import { createApiKey, createOrganization, createSpace } from '../../server/doma
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
+import { freePort } from '../support/service-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 // A real crash: the server runs as a child process (server/main.ts) and is killed
@@ -28,14 +28,6 @@ let dataDir: string;
 let pages: TaskPages;
 let port: number;
 let server: ChildProcess | null = null;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port: free } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return free;
-}
 
 async function startServer(): Promise<ChildProcess> {
   // node itself with tsx as a loader: one process, so SIGKILL reaches the server (the tsx
