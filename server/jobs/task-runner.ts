@@ -72,6 +72,8 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       .catch((error: unknown) => log.error({ err: error }, 'task claim failed'))
       .finally(() => {
         claiming = null;
+        // A wake-up that came between the loop's last check and here.
+        if (claimAgain) kick();
       });
   }
 
@@ -163,7 +165,9 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
 
   async function sweep(): Promise<void> {
     await extendStartDeadlines(deps.db, deps.hostId, config.agent.leaseMs);
-    const failed = await failExpiredLeases(deps.db);
+    // This process's own runs are alive whatever their lease says (a heartbeat delayed by
+    // a loaded machine): only the runs of others can be dead.
+    const failed = await failExpiredLeases(deps.db, [...runs.keys()]);
     if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
   }
 

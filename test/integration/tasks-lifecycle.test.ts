@@ -63,8 +63,8 @@ const waitingPrompt = () => `go to ${pages.url('/plain')} then wait for "a text 
 
 describe('task lifecycle', () => {
   it('fails with timeout when the task outlives OPERATOR_TASK_TIMEOUT_SECS, and frees the slot', async () => {
-    const started = Date.now();
     const { device, task } = await startTask(waitingPrompt());
+    const started = Date.now();
     // Queued behind it (one worker), for longer than several leases, yet not swept.
     const queued = await startTask(`go to ${pages.url('/plain')} then return the title`);
     const ended = await waitForTaskEnd(api, task);

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../../db/client';
 import { ApiError } from '../../errors';
 import { authorizeRawRequest, sendRawError } from '../../http/authorize';
 import type { RawRoute } from '../../http/raw-route';
-import type { TaskChannel } from '../../domain/tasks/task-channel';
+import type { TaskChange, TaskChannel } from '../../domain/tasks/task-channel';
 import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
 import { stepsAfter } from '../../domain/tasks/task-steps';
 
@@ -128,6 +128,7 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
   let ended = false;
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
+  let checkStatus = false;
 
   const end = (closeConnection = false) => {
     if (ended) return;
@@ -141,8 +142,13 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
     });
   };
 
-  /** Sends every step after lastSeq, then `done` if the task is terminal; one at a time. */
-  const pump = () => {
+  /**
+   * Sends every step after lastSeq, then `done` if the task is terminal; one pump at a
+   * time. The status is read only when it may have changed (start, a `state`
+   * notification, a reconnect), not on every step: one query per step keeps the latency low.
+   */
+  const pump = (change: TaskChange | 'start') => {
+    if (change !== 'step') checkStatus = true;
     if (pumping !== null) {
       pumpAgain = true;
       return;
@@ -150,9 +156,11 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
     pumping = (async () => {
       do {
         pumpAgain = false;
+        const readStatus = checkStatus;
+        checkStatus = false;
         // The status is read before the steps: a task seen terminal has all its steps
         // committed, so the steps read next are complete before `done` goes out.
-        const terminal = await getTaskIfTerminal(options.db, options.taskId);
+        const terminal = readStatus ? await getTaskIfTerminal(options.db, options.taskId) : null;
         for (;;) {
           const steps = await stepsAfter(options.db, options.taskId, lastSeq, STEP_BATCH);
           if (ended) return;
@@ -175,6 +183,8 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
       })
       .finally(() => {
         pumping = null;
+        // A notification that came between the loop's last check and here.
+        if (pumpAgain && !ended) pump('step');
       });
   };
 
@@ -185,5 +195,5 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
   const maxDuration = setTimeout(() => end(), MAX_STREAM_MS);
   req.on('close', () => end());
   res.on('error', () => end());
-  pump();
+  pump('start');
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
 import { systemActor } from '../keys/principal';
@@ -83,20 +83,23 @@ export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: 
   });
 }
 
+const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, sql`now()`));
+
 /**
  * Fails, with device_lost, every running task whose lease (or start deadline) passed:
  * the process driving it died (kill -9, a lost machine) or the device's host never
  * picked it up, and the page state the run depended on died with that browser, so the
  * task cannot be resumed faithfully. Its slot is freed in the same transaction. Any
  * instance may run this; the row lock and the re-check make concurrent sweeps safe.
+ *
+ * `alive`: the tasks the caller is driving right now, never failed whatever their lease
+ * says.
  */
-const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, sql`now()`));
-
-export async function failExpiredLeases(db: Db, limit = 100): Promise<string[]> {
+export async function failExpiredLeases(db: Db, alive: readonly string[], limit = 100): Promise<string[]> {
   const expired = await db
     .select({ id: tasks.id })
     .from(tasks)
-    .where(expiredLease)
+    .where(and(expiredLease, alive.length === 0 ? undefined : notInArray(tasks.id, [...alive])))
     .limit(limit);
   const failed: string[] = [];
   for (const { id } of expired) {
