@@ -1,7 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
+import { loadConfig } from '../../server/config';
 import { parsePublicId } from '../../server/domain/ids';
+import { startService } from '../../server/service';
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -166,6 +171,35 @@ describe('tasks on the offline planner', () => {
     const next = await submit(device, { prompt: `go to ${pages.url('/plain')} then return the title` });
     expect(next.status).toBe(202);
     expect((await waitForTaskEnd(api, next.body.id)).result).toBe('Plain');
+  });
+
+  it('cancels and streams through another instance than the one running the task', async () => {
+    const otherDataDir = await mkdtemp(path.join(tmpdir(), 'operator-second-'));
+    const second = await startService(loadConfig({ ...test.env, PORT: '0', OPERATOR_DATA_DIR: otherDataDir }));
+    try {
+      const device = await newDevice();
+      const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
+      const taskId: string = submitted.body.id;
+      const events = `${second.url}/v1/tasks/${taskId}/events`;
+      expect(await readStreamUntil(events, (text) => text.includes('id: 1\n'))).toContain('event: step');
+
+      const started = Date.now();
+      const canceled = await apiClient(second.url, key)('POST', `/v1/tasks/${taskId}/cancel`);
+      expect(canceled.status).toBe(202);
+      const uuid = parsePublicId('task', taskId)!;
+      for (;;) {
+        const [row] = await test.service.services.db.select().from(tasks).where(eq(tasks.id, uuid));
+        if (row!.leaseOwner === null) break;
+        expect(Date.now() - started).toBeLessThan(2_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const replay = await readStream(events, key);
+      expect(JSON.parse(replay.frames.at(-1)!.data!)).toMatchObject({ id: taskId, status: 'canceled' });
+      expect(await deviceSlot(device)).toBeNull();
+    } finally {
+      await second.close();
+      await rm(otherDataDir, { recursive: true, force: true });
+    }
   });
 
   it('streams from after_seq and Last-Event-ID without gaps or repeats, and refuses a non-integer after_seq', async () => {
