@@ -141,6 +141,8 @@ export function webhookDeliveryWorker(services: Services): Worker {
       } finally {
         pumping = false;
       }
+      // A wake that came while the next due time was being read (a NOTIFY, say) is not lost.
+      if (pumpAgain) wake();
     })();
   }
 
