@@ -4,6 +4,7 @@ import type { AgentOutcome } from '../agent/outcome';
 import type { Planner } from '../agent/planner';
 import { runAgent } from '../agent/run-agent';
 import type { NewStep } from '../agent/step';
+import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
 import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
@@ -128,7 +129,14 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   async function runOnDevice(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void): Promise<AgentOutcome> {
     const browser = deps.browserPool.get(task.deviceId);
     if (browser === undefined) return { status: 'failed', error: 'device_lost' };
-    const driver = await browser.page();
+    let driver: PageDriver;
+    try {
+      driver = await browser.page();
+    } catch (error) {
+      // The browser is there but cannot give a page: it is dying.
+      log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
+      return { status: 'failed', error: 'device_lost' };
+    }
     const history = await taskHistory(deps.db, task.id);
     let seq = history.lastSeq;
     return runAgent({
