@@ -26,5 +26,7 @@ describe('loadConfig', () => {
   it('refuses invalid values with a message naming the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ OPERATOR_BROWSER: 'browserless' })).toThrow(/BROWSERLESS_URL/);
+    expect(() => loadConfig({ OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50,soon' })).toThrow(/OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS/);
+    expect(loadConfig({ OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50, 100' }).webhooks.retryScheduleMs).toEqual([50, 100]);
   });
 });

@@ -55,7 +55,11 @@ const EnvSchema = z.object({
 
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv,
   OPERATOR_WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
-  OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: optionalString,
+  // Delays after the 1st, 2nd, ... failure; the last repeats. A bad list would make every
+  // retry fail to schedule, so it is refused at startup.
+  OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: optionalString.refine((value) => value === null || /^\d+(\s*,\s*\d+)*$/.test(value), {
+    message: 'expected comma-separated milliseconds, e.g. 50,100',
+  }),
   OPERATOR_WEBHOOK_CONCURRENCY: positiveInt(32),
 
   OPERATOR_RATE_LIMIT_PER_SEC: positiveInt(20),
