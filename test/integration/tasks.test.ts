@@ -1,9 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
+import { EventStreams, taskEventsRoute } from '../../server/api/tasks/stream-task-events';
 import { loadConfig } from '../../server/config';
 import { parsePublicId } from '../../server/domain/ids';
 import { startService } from '../../server/service';
@@ -270,6 +273,29 @@ describe('tasks on the offline planner', () => {
     const resumed = rest.frames.filter((frame) => frame.event === 'step').map((frame) => Number(frame.id));
     expect([...seen, ...resumed]).toEqual(Array.from({ length: 11 }, (_, index) => index + 1));
     expect(rest.frames.at(-1)?.event).toBe('done');
+  });
+
+  it('sends keep-alive comments and closes a stream whose task is not terminal after its time (shortened here)', async () => {
+    const device = await newDevice();
+    const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
+    // The route as the service mounts it, with 100 ms / 700 ms instead of 15 s / 300 s.
+    const route = taskEventsRoute(test.service.services.taskChannel, new EventStreams(), { keepAliveMs: 100, maxStreamMs: 700 });
+    const server = createServer((req, res) => {
+      void route.handle(req, res, { requestId: 'req_stream-timing', services: test.service.services, params: [submitted.body.id] });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const stream = await readStream(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, key);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(650);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(stream.frames.filter((frame) => frame.comment === 'keep-alive').length).toBeGreaterThanOrEqual(3);
+      expect(stream.frames.some((frame) => frame.event === 'done')).toBe(false);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect((await api('POST', `/v1/tasks/${submitted.body.id}/cancel`)).status).toBe(202);
   });
 
   it('gives exactly one 202 among 50 concurrent submits to one device, the rest 409 device_busy', async () => {

@@ -7,9 +7,14 @@ import type { TaskChange, TaskChannel } from '../../domain/tasks/task-channel';
 import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
 import { stepsAfter } from '../../domain/tasks/task-steps';
 
-const KEEP_ALIVE_MS = 15_000;
-/** Spec: a stream whose task is not terminal is closed after 300 s; the client resumes with after_seq. */
-const MAX_STREAM_MS = 300_000;
+export interface StreamTiming {
+  /** Interval of the `: keep-alive` comment (CONTRACT.md: 15 s). */
+  keepAliveMs: number;
+  /** Spec: a stream whose task is not terminal is closed after 300 s; the client resumes with after_seq. */
+  maxStreamMs: number;
+}
+
+const CONTRACT_TIMING: StreamTiming = { keepAliveMs: 15_000, maxStreamMs: 300_000 };
 const STEP_BATCH = 500;
 const INTEGER = /^-?\d{1,15}$/;
 
@@ -60,7 +65,7 @@ export class EventStreams {
  * notification the stream reads the steps after the last seq it sent, so it neither
  * skips nor repeats one, whichever notifications arrive, merge or get lost.
  */
-export function taskEventsRoute(channel: TaskChannel, streams: EventStreams): RawRoute {
+export function taskEventsRoute(channel: TaskChannel, streams: EventStreams, timing: StreamTiming = CONTRACT_TIMING): RawRoute {
   return {
     method: 'GET',
     pattern: /^\/tasks\/([^/]+)\/events\/?$/,
@@ -75,7 +80,7 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams): Ra
         sendRawError(services, res, requestId, error);
         return;
       }
-      await streamTask(req, res, { ...start, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
+      await streamTask(req, res, { ...start, timing, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
     },
   };
 }
@@ -108,6 +113,7 @@ function parseAfterSeq(req: IncomingMessage): number {
 interface StreamOptions {
   taskId: string;
   afterSeq: number;
+  timing: StreamTiming;
   db: DbOrTx;
   channel: TaskChannel;
   streams: EventStreams;
@@ -191,8 +197,8 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
   // Subscribed before the first read, so no step committed after it can be missed.
   const unsubscribe = options.channel.subscribe(options.taskId, pump);
   const unregister = options.streams.add(end);
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-  const maxDuration = setTimeout(() => end(), MAX_STREAM_MS);
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.timing.keepAliveMs);
+  const maxDuration = setTimeout(() => end(), options.timing.maxStreamMs);
   req.on('close', () => end());
   res.on('error', () => end());
   pump('start');
