@@ -6,6 +6,7 @@ import { ApiError } from '../errors';
 import type { Services } from '../services';
 import type { Context } from '../trpc/context';
 import type { Meta } from '../trpc/init';
+import { pinBodyFieldTypes } from './pin-body-types';
 import { readJsonBody } from './read-json-body';
 import { toApiError } from './to-api-error';
 
@@ -31,7 +32,8 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
  * server, never through Next's router.
  */
 export function createV1Handler(services: Services) {
-  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: Meta } }>;
+  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: Meta; inputs?: unknown[] } }>;
+  pinBodyFieldTypes(procedures);
   const successStatus = new Map<string, number>();
   const routes: RouteShape[] = [];
   for (const [path, procedure] of Object.entries(procedures)) {

@@ -49,6 +49,8 @@ describe('request bodies', () => {
       ['"text"', undefined],
       [JSON.stringify({ space_id: tenant.spaceId, name: 12 }), 'name'],
       [JSON.stringify({ space_id: tenant.spaceId, idle_suspend_secs: 5 }), 'idle_suspend_secs'],
+      // JSON types are kept: a string is not coerced into the number the field wants.
+      [JSON.stringify({ space_id: tenant.spaceId, idle_suspend_secs: '900' }), 'idle_suspend_secs'],
       [JSON.stringify({ space_id: tenant.spaceId, region: 'mars-1' }), 'region'],
       [JSON.stringify({ space_id: tenant.spaceId, colour: 'blue' }), 'colour'],
       [JSON.stringify({ space_id: 'not-a-uuid' }), 'space_id'],
@@ -63,6 +65,17 @@ describe('request bodies', () => {
     await post(JSON.stringify({ space_id: tenant.spaceId, name: 12 }), 'application/json');
     const list = await apiClient(test.url, key)('GET', '/v1/devices');
     expect(list.body.data).toEqual([]);
+  });
+});
+
+describe('typed body fields', () => {
+  it('refuses a boolean sent as a string, while query strings still parse numbers', async () => {
+    const call = apiClient(test.url, key);
+    const patched = await call('PATCH', '/v1/webhook_endpoints/whe_00000000-0000-4000-8000-000000000000', { enabled: 'false' });
+    expect({ status: patched.status, code: patched.body.error.code, param: patched.body.error.param }).toEqual({ status: 400, code: 'invalid_request', param: 'enabled' });
+    const submitted = await call('POST', '/v1/devices/dev_00000000-0000-4000-8000-000000000000/tasks', { prompt: 'go to http://127.0.0.1/', max_steps: '5' });
+    expect(submitted.status).toBe(404);
+    expect((await call('GET', '/v1/devices?limit=5')).status).toBe(200);
   });
 });
 
