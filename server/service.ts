@@ -17,7 +17,7 @@ import { TaskChannel } from './domain/tasks/task-channel';
 import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
-import { idempotencySweep } from './jobs/idempotency-sweep';
+import { retentionSweep } from './jobs/retention-sweep';
 import { taskRunner } from './jobs/task-runner';
 import { webhookDeliveryWorker } from './jobs/webhook-delivery';
 import type { Worker } from './jobs/worker';
@@ -80,7 +80,7 @@ export async function startService(config: Config): Promise<RunningService> {
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
-  const workers: Worker[] = [idempotencySweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services)];
+  const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services)];
   const eventStreams = new EventStreams();
   const rawRoutes: RawRoute[] = [taskEventsRoute(services.taskChannel, eventStreams)];
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];

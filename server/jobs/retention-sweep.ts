@@ -1,0 +1,17 @@
+import { pruneOutbox } from '../domain/events/outbox-retention';
+import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/with-idempotency';
+import type { Services } from '../services';
+import { periodicWorker, type Worker } from './worker';
+
+/** Hourly-ish housekeeping of records past their retention: idempotency keys, the outbox. */
+export function retentionSweep(services: Services): Worker {
+  return periodicWorker(
+    'retention-sweep',
+    60_000,
+    async () => {
+      await deleteExpiredIdempotencyKeys(services.db);
+      await pruneOutbox(services.db);
+    },
+    (error) => services.log.error({ err: error }, 'retention sweep failed'),
+  );
+}
