@@ -127,5 +127,5 @@ describe('a server killed with SIGKILL mid-task', () => {
     const next = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then return the title` });
     expect(next.status).toBe(202);
     expect(await waitForTaskEnd(api, next.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
-  });
+  }, 120_000);
 });

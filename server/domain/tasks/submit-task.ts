@@ -8,6 +8,7 @@ import { loadDeviceForCaller } from '../devices/load-device';
 import { emitEvent } from '../events/emit-event';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import { actorOf, type Principal } from '../keys/principal';
+import { dbNow, dbNowPlus } from './db-time';
 import { notifyTaskChange } from './task-channel';
 import { normalizedDomains, type SubmitTaskBody } from './task-input';
 import { toTaskResource, type Task } from './task-resource';
@@ -59,10 +60,9 @@ export async function submitTask(deps: SubmitTaskDeps, call: SubmitTaskCall): Pr
 
 async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall, deviceId: string): Promise<Task> {
   const taskId = randomUUID();
-  const now = new Date();
   const [claimed] = await tx
     .update(devices)
-    .set({ currentTaskId: taskId, lastActiveAt: now })
+    .set({ currentTaskId: taskId, lastActiveAt: dbNow() })
     .where(and(eq(devices.id, deviceId), eq(devices.status, 'active'), isNull(devices.currentTaskId)))
     .returning({ spaceId: devices.spaceId });
   if (claimed === undefined) {
@@ -84,12 +84,12 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
       prompt: call.body.prompt,
       allowedDomains: normalizedDomains(call.body.allowed_domains),
       maxSteps: call.body.max_steps ?? null,
-      createdAt: now,
-      updatedAt: now,
-      deadlineAt: new Date(now.getTime() + deps.config.agent.taskTimeoutMs),
+      createdAt: dbNow(),
+      updatedAt: dbNow(),
+      deadlineAt: dbNowPlus(deps.config.agent.taskTimeoutMs),
       // A start deadline: the device's host must lease the task before it passes, or
       // the lease sweep fails it with device_lost (its host is gone).
-      leaseExpiresAt: new Date(now.getTime() + deps.config.agent.leaseMs),
+      leaseExpiresAt: dbNowPlus(deps.config.agent.leaseMs),
     })
     .returning();
   const task = toTaskResource(row!);

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, isNull, lt, notInArray, sql } from 'drizzle-orm'
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
 import { systemActor } from '../keys/principal';
+import { dbNow, dbNowPlus } from './db-time';
 import type { TaskRow } from './task-resource';
 import { endTask } from './task-transitions';
 
@@ -27,14 +28,9 @@ export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs:
     .for('update', { of: tasks, skipLocked: true });
   return db
     .update(tasks)
-    .set({ leaseOwner: owner, leaseExpiresAt: leaseEnd(leaseMs), attempts: sql`${tasks.attempts} + 1`, updatedAt: sql`now()` })
+    .set({ leaseOwner: owner, leaseExpiresAt: dbNowPlus(leaseMs), attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() })
     .where(inArray(tasks.id, claimable))
     .returning();
-}
-
-/** Lease arithmetic on the database clock, the one clock every instance shares. */
-function leaseEnd(leaseMs: number) {
-  return sql`now() + make_interval(secs => ${leaseMs / 1000})`;
 }
 
 /**
@@ -45,7 +41,7 @@ function leaseEnd(leaseMs: number) {
 export async function extendStartDeadlines(db: Db, hostId: string, leaseMs: number): Promise<void> {
   await db
     .update(tasks)
-    .set({ leaseExpiresAt: leaseEnd(leaseMs) })
+    .set({ leaseExpiresAt: dbNowPlus(leaseMs) })
     .where(
       and(
         eq(tasks.status, 'running'),
@@ -71,19 +67,19 @@ export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: 
   return db.transaction(async (tx) => {
     const renewed = await tx
       .update(tasks)
-      .set({ leaseExpiresAt: leaseEnd(leaseMs) })
+      .set({ leaseExpiresAt: dbNowPlus(leaseMs) })
       .where(and(eq(tasks.id, task.id), eq(tasks.status, 'running'), eq(tasks.leaseOwner, owner)))
       .returning({ id: tasks.id });
     const device = await tx
       .update(devices)
-      .set({ lastActiveAt: sql`now()` })
+      .set({ lastActiveAt: dbNow() })
       .where(and(eq(devices.id, task.deviceId), eq(devices.currentTaskId, task.id)))
       .returning({ id: devices.id });
     return { held: renewed.length > 0, deviceHeld: device.length > 0 };
   });
 }
 
-const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, sql`now()`));
+const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, dbNow()));
 
 /**
  * Fails, with device_lost, every running task whose lease (or start deadline) passed:

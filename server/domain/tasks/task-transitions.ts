@@ -6,6 +6,7 @@ import type { JsonValue } from '../../agent/json-value';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
+import { dbNow, dbNowPlus } from './db-time';
 import { notifyTaskChange } from './task-channel';
 import { toTaskResource, type TaskRow } from './task-resource';
 
@@ -38,16 +39,15 @@ export async function lockTask(tx: Tx, taskId: string): Promise<TaskRow | null> 
  * because every terminal path is this function.
  */
 export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor): Promise<TaskRow> {
-  const now = new Date();
   const result = end.status === 'succeeded' ? end.result : end.status === 'failed' ? failureResult(end.error) : null;
   const [updated] = await tx
     .update(tasks)
-    .set({ status: end.status, result, finishedAt: now, updatedAt: now, leaseOwner: null, leaseExpiresAt: null })
+    .set({ status: end.status, result, finishedAt: dbNow(), updatedAt: dbNow(), leaseOwner: null, leaseExpiresAt: null })
     .where(eq(tasks.id, row.id))
     .returning();
   await tx
     .update(devices)
-    .set({ currentTaskId: null, lastActiveAt: now })
+    .set({ currentTaskId: null, lastActiveAt: dbNow() })
     .where(and(eq(devices.id, row.deviceId), eq(devices.currentTaskId, row.id)));
   await recordChange(tx, actor, row, updated!, end.status === 'failed' ? { error: end.error } : {});
   return updated!;
@@ -59,10 +59,9 @@ export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor):
  * continues only through resumeParkedTask.
  */
 export async function parkTask(tx: Tx, row: TaskRow, actor: Actor, details: Record<string, unknown>): Promise<TaskRow> {
-  const now = new Date();
   const [updated] = await tx
     .update(tasks)
-    .set({ status: 'needs_human', updatedAt: now, leaseOwner: null, leaseExpiresAt: null })
+    .set({ status: 'needs_human', updatedAt: dbNow(), leaseOwner: null, leaseExpiresAt: null })
     .where(eq(tasks.id, row.id))
     .returning();
   await recordChange(tx, actor, row, updated!, details);
@@ -85,15 +84,14 @@ export async function parkTask(tx: Tx, row: TaskRow, actor: Actor, details: Reco
 export async function resumeParkedTask(tx: Tx, taskId: string, actor: Actor, settings: { leaseMs: number; taskTimeoutMs: number }): Promise<TaskRow | null> {
   const row = await lockTask(tx, taskId);
   if (row === null || row.status !== 'needs_human') return null;
-  const now = new Date();
   const [updated] = await tx
     .update(tasks)
     .set({
       status: 'running',
-      updatedAt: now,
+      updatedAt: dbNow(),
       leaseOwner: null,
-      leaseExpiresAt: new Date(now.getTime() + settings.leaseMs),
-      deadlineAt: new Date(now.getTime() + settings.taskTimeoutMs),
+      leaseExpiresAt: dbNowPlus(settings.leaseMs),
+      deadlineAt: dbNowPlus(settings.taskTimeoutMs),
     })
     .where(eq(tasks.id, row.id))
     .returning();
