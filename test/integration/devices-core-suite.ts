@@ -5,6 +5,7 @@ import { startPageServer, type PageServer } from '../../server/browser/test-supp
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { isRunning } from '../../server/browser/chromium-process';
 
 export interface CoreSuiteSetup {
   /** Extra environment for the service (browser provider). */
@@ -66,7 +67,7 @@ export function deviceCoreSuite(name: string, setup: CoreSuiteSetup): void {
       expect(slept.status).toBe(202);
       expect(slept.body.status).toBe('sleeping');
       expect(pool().get(uuidOf(id))).toBeUndefined();
-      if (setup.local) expect(() => process.kill(pid!, 0)).toThrow();
+      if (setup.local) expect(await isRunning(pid!)).toBe(false);
       expect((await api('GET', `/v1/devices/${id}`)).body.status).toBe('sleeping');
 
       const woke = await api('POST', `/v1/devices/${id}/wake`);
@@ -83,7 +84,7 @@ export function deviceCoreSuite(name: string, setup: CoreSuiteSetup): void {
       expect(deleted.body.status).toBe('terminated');
       expect(pool().get(uuidOf(id))).toBeUndefined();
       if (setup.local) {
-        expect(() => process.kill(livePid!, 0)).toThrow();
+        expect(await isRunning(livePid!)).toBe(false);
         await expect(stat(path.join(test.dataDir, 'profiles', uuidOf(id)))).rejects.toThrow();
       }
 

@@ -5,6 +5,7 @@ import { startPageServer, type PageServer } from '../../server/browser/test-supp
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { isRunning } from '../../server/browser/chromium-process';
 
 // The service's own device moves on local Chromium: a killed browser, idle suspend,
 // the task slot, and a restart. Sweeps run every 200 ms so the workers act quickly.
@@ -123,7 +124,7 @@ describe('a restart', () => {
     await sleep(500);
 
     await test.restart();
-    expect(() => process.kill(oldPid, 0)).toThrow();
+    expect(await isRunning(oldPid)).toBe(false);
     const statuses = await Promise.all([active, asleep, gone].map(async (id) => (await api('GET', `/v1/devices/${id}`)).body.status));
     expect(statuses).toEqual(['active', 'sleeping', 'terminated']);
     expect(pool().get(uuidOf(asleep))).toBeUndefined();
