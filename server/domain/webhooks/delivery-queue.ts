@@ -87,7 +87,7 @@ export async function claimDueDeliveries(db: Db, owner: string, limit: number, l
  */
 export async function msUntilNextDue(db: Db): Promise<number | null> {
   const [row] = await db.execute<{ wait_ms: number | null }>(sql`
-    select greatest(0, extract(epoch from min(next_attempt_at) - now()) * 1000)::float8 as wait_ms
+    select (extract(epoch from min(next_attempt_at) - now()) * 1000)::float8 as wait_ms
     from webhook_deliveries where status = 'pending'`);
   return row?.wait_ms ?? null;
 }
