@@ -5,6 +5,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { connectDatabase } from '../db/client';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
+import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
 
 // `npm run bench:devices`: device create latency (POST /v1/devices, through the real
 // service in its own process) and resident memory per active device at 1, 5 and 10
@@ -13,17 +14,8 @@ import { machineDescription, percentile, startServiceProcess } from '../test/sup
 // context inside one shared browser per organization).
 const COUNTS = [1, 5, 10];
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The local provider's flags (server/browser/local-provider.ts), for a fair floor. */
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--disable-dev-shm-usage',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+/** The local provider's own flags, for a fair floor. */
+const FLAGS = CHROMIUM_FLAGS;
 
 interface Memory {
   /** Sum of VmRSS over the process trees (shared pages counted once per process). */

@@ -24,7 +24,7 @@ export interface LocalBrowserProviderOptions {
  * off: its crashpad handler daemonizes into a session of its own, out of reach of the
  * process-group kill that guarantees no Chromium outlives the service.
  */
-const CHROMIUM_FLAGS = [
+export const CHROMIUM_FLAGS = [
   '--disable-crash-reporter',
   '--disable-breakpad',
   '--no-sandbox',

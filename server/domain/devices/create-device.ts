@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { devices, spaces } from '../../../db/schema';
+import { devices } from '../../../db/schema';
 import { ApiError } from '../../errors';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import type { Actor, Principal } from '../keys/principal';
-import { isUuid } from '../ids';
-import { isOrganizationWide } from '../spaces/space-access';
+import { resolveRequestedSpace } from '../spaces/resolve-space';
 import { toDeviceResource, type Device } from './device-resource';
 import { enforceDeviceQuotas, lockOrganizationDevices } from './quotas';
 import { launchBrowser, lockDevice, moveDevice, type DeviceDeps } from './transitions';
@@ -96,14 +95,5 @@ async function resolveCreateSpace(deps: DeviceDeps, principal: Principal, reques
     if (principal.spaceIds.length === 1) return principal.spaceIds[0]!;
     throw new ApiError('invalid_request', { param: 'space_id', message: 'space_id is required unless the key holds exactly one Space.' });
   }
-  const spaceId = requested.toLowerCase();
-  const unknownSpace = new ApiError('invalid_request', { param: 'space_id', message: 'The space_id does not name a Space of this organization.' });
-  if (!isUuid(spaceId)) throw unknownSpace;
-  const [space] = await deps.db
-    .select({ id: spaces.id })
-    .from(spaces)
-    .where(and(eq(spaces.id, spaceId), eq(spaces.orgId, principal.orgId)));
-  if (space === undefined) throw unknownSpace;
-  if (!isOrganizationWide(principal) && !principal.spaceIds.includes(spaceId)) throw new ApiError('insufficient_scope');
-  return spaceId;
+  return resolveRequestedSpace(deps.db, principal, requested);
 }

@@ -1,14 +1,15 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db, Tx } from '../../../db/client';
-import { spaces, webhookDeliveries, webhookEndpoints } from '../../../db/schema';
+import { webhookDeliveries, webhookEndpoints } from '../../../db/schema';
 import type { Config } from '../../config';
 import { ApiError } from '../../errors';
 import { recordAudit } from '../audit/record-audit';
 import { isDeliverableEventType } from '../events/catalogue';
-import { isUuid, toPublicId } from '../ids';
+import { toPublicId } from '../ids';
 import type { Actor, Principal } from '../keys/principal';
 import { olderThan, PageQuerySchema, type CursorCodec, type Page } from '../pagination/cursor';
+import { resolveRequestedSpace } from '../spaces/resolve-space';
 import { isOrganizationWide, listSpace } from '../spaces/space-access';
 import { checkDestination, type DestinationRefusal } from './destination';
 import {
@@ -87,16 +88,7 @@ async function resolveEndpointSpace(db: Db, principal: Principal, requested: str
     if (!isOrganizationWide(principal)) throw new ApiError('insufficient_scope');
     return null;
   }
-  const spaceId = requested.toLowerCase();
-  const unknownSpace = new ApiError('invalid_request', { param: 'space_id', message: 'The space_id does not name a Space of this organization.' });
-  if (!isUuid(spaceId)) throw unknownSpace;
-  const [space] = await db
-    .select({ id: spaces.id })
-    .from(spaces)
-    .where(and(eq(spaces.id, spaceId), eq(spaces.orgId, principal.orgId)));
-  if (space === undefined) throw unknownSpace;
-  if (!isOrganizationWide(principal) && !principal.spaceIds.includes(spaceId)) throw new ApiError('insufficient_scope');
-  return spaceId;
+  return resolveRequestedSpace(db, principal, requested);
 }
 
 /**
