@@ -5,19 +5,15 @@ import type { Scope } from '../domain/keys/scopes';
 import type { Services } from '../services';
 import { toApiError } from './to-api-error';
 
-/** 403 insufficient_scope unless the key holds one of the accepted scopes. */
-export function requireScope(principal: Principal, accepted: readonly Scope[]): void {
-  if (!accepted.some((scope) => principal.scopes.has(scope))) throw new ApiError('insufficient_scope');
-}
-
 /**
- * The checks every route starts with, in CONTRACT.md's order, for routes served outside
- * tRPC (the task event stream): authenticate (401), rate limit (429), scope (403).
+ * The checks every route starts with, in CONTRACT.md's order: authenticate (401), rate
+ * limit (429), scope (403; `anyOf` null means any valid key). Used by the tRPC guard and
+ * by routes served outside tRPC (the task event stream).
  */
-export async function authorizeRawRequest(services: Services, req: IncomingMessage, res: ServerResponse, accepted: readonly Scope[]): Promise<Principal> {
+export async function authorizeRequest(services: Services, req: IncomingMessage, res: ServerResponse, anyOf: readonly Scope[] | null): Promise<Principal> {
   const principal = await services.authenticator.authenticate(req.headers.authorization);
   await services.rateLimiter.consume(principal.keyId, res);
-  requireScope(principal, accepted);
+  if (anyOf !== null && !anyOf.some((scope) => principal.scopes.has(scope))) throw new ApiError('insufficient_scope');
   return principal;
 }
 

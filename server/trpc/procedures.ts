@@ -1,5 +1,6 @@
 import { ApiError } from '../errors';
 import type { Scope } from '../domain/keys/scopes';
+import { authorizeRequest } from '../http/authorize';
 import { publicProcedure, t } from './init';
 
 interface AccessRule {
@@ -17,9 +18,7 @@ interface AccessRule {
  */
 function guard(rule: AccessRule) {
   return t.middleware(async ({ ctx, next }) => {
-    const principal = await ctx.services.authenticator.authenticate(ctx.req.headers.authorization);
-    await ctx.services.rateLimiter.consume(principal.keyId, ctx.res);
-    if (rule.anyOf !== null && !rule.anyOf.some((scope) => principal.scopes.has(scope))) throw new ApiError('insufficient_scope');
+    const principal = await authorizeRequest(ctx.services, ctx.req, ctx.res, rule.anyOf);
     if (rule.write && !principal.entitled) throw new ApiError('product_not_entitled');
     if (ctx.bodyError !== null) throw ctx.bodyError;
     return next({ ctx: { principal } });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DbOrTx } from '../../../db/client';
 import { ApiError } from '../../errors';
-import { authorizeRawRequest, sendRawError } from '../../http/authorize';
+import { authorizeRequest, sendRawError } from '../../http/authorize';
 import type { RawRoute } from '../../http/raw-route';
 import type { TaskChange, TaskChannel } from '../../domain/tasks/task-channel';
 import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
@@ -72,7 +72,7 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams, tim
     async handle(req, res, { requestId, services, params }) {
       let start: { taskId: string; afterSeq: number };
       try {
-        const principal = await authorizeRawRequest(services, req, res, ['operator:tasks:read']);
+        const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
         const afterSeq = parseAfterSeq(req);
         const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
         start = { taskId: task.id, afterSeq };
