@@ -1,9 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTaskPages, type TaskPages } from '../../test/support/task-pages';
 import { LocalBrowserProvider } from '../browser/local-provider';
 import type { BrowserHandle, PageDriver } from '../browser/types';
 import { createModelPlanner } from './model-planner';
@@ -15,35 +14,15 @@ import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from './testing/
 
 // The agent on a real Chromium (found on PATH) against pages served on 127.0.0.1.
 
-let site: http.Server;
+let site: TaskPages;
 let origin: string;
 let dataDir: string;
 let handle: BrowserHandle;
 let driver: PageDriver;
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}
-
 beforeAll(async () => {
-  site = http.createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    response.setHeader('content-type', 'text/html; charset=utf-8');
-    if (url.pathname === '/form') {
-      response.end(`<!doctype html><title>Sign up</title>
-        <form action="/submit" method="get">
-          <label for="email">Email</label><input id="email" name="email">
-          <button type="submit">Submit</button>
-        </form>`);
-    } else if (url.pathname === '/submit') {
-      response.end(`<!doctype html><title>Thanks</title>
-        <p id="message">Welcome, ${escapeHtml(url.searchParams.get('email') ?? '')}</p>`);
-    } else {
-      response.writeHead(404).end('<title>Not found</title>');
-    }
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  site = await startTaskPages();
+  origin = new URL(site.url('/')).origin;
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'agent-chromium-'));
   handle = await new LocalBrowserProvider({ chromiumPath: null, dataDir }).launch({ deviceId: 'agent-device', orgId: 'org-1' });
   driver = await handle.page();
@@ -51,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await handle?.close();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
