@@ -90,7 +90,7 @@ export async function startService(config: Config): Promise<RunningService> {
     services,
     rawRoutes,
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
-    isReady: () => ready,
+    isReady: async () => ready && (await databaseAnswers(database)),
     console: nextConsole?.handle ?? null,
   });
 
@@ -147,4 +147,16 @@ export async function startService(config: Config): Promise<RunningService> {
       return closing;
     },
   };
+}
+
+// A readiness probe must not hang on a stuck database: past this it answers 503.
+const READINESS_TIMEOUT_MS = 1_000;
+
+async function databaseAnswers(database: OpenDatabase): Promise<boolean> {
+  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), READINESS_TIMEOUT_MS).unref());
+  const probe = database.sql`select 1`.then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([probe, timeout]);
 }

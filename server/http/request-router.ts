@@ -10,7 +10,8 @@ export interface RequestRouterOptions {
   services: Services;
   rawRoutes: RawRoute[];
   openApiDocument: () => unknown;
-  isReady: () => boolean;
+  /** True once started and while the database answers; false while starting or stopping. */
+  isReady: () => Promise<boolean>;
   /** Next.js request handler for the console; null when the console is not served. */
   console: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null;
 }
@@ -31,7 +32,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
     logWhenFinished(options.services, req, res, requestId, path);
 
     if (path === '/healthz') return sendJson(res, 200, { ok: true });
-    if (path === '/readyz') return options.isReady() ? sendJson(res, 200, { ok: true }) : sendJson(res, 503, { ok: false });
+    if (path === '/readyz') return (await options.isReady()) ? sendJson(res, 200, { ok: true }) : sendJson(res, 503, { ok: false });
     if (path === '/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(openApiJson);

@@ -109,6 +109,23 @@ describe('wire conventions', () => {
   });
 });
 
+describe('readiness', () => {
+  it('answers /readyz with 503 once the database stops answering, while /healthz stays 200', async () => {
+    const probed = await startTestService();
+    try {
+      expect((await fetch(`${probed.url}/readyz`)).status).toBe(200);
+      // Dropping the database cuts every connection the service holds to it.
+      await probed.database.drop();
+      const ready = await fetch(`${probed.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ ok: false });
+      expect((await fetch(`${probed.url}/healthz`)).status).toBe(200);
+    } finally {
+      await probed.stop().catch(() => undefined);
+    }
+  });
+});
+
 describe('rate limits', () => {
   it('answers 429 rate_limited with Retry-After and RateLimit-* headers past the burst', async () => {
     const limited = await startTestService({ OPERATOR_RATE_LIMIT_PER_SEC: '2', OPERATOR_RATE_LIMIT_BURST: '4' });
