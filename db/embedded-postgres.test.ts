@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -17,6 +17,8 @@ afterAll(async () => {
 describe('embedded PostgreSQL', () => {
   it('starts, applies the migrations, and keeps its data across a restart', async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'operator-embedded-'));
+    // mkdtemp makes it private; as root, PostgreSQL runs as `postgres` and must reach it.
+    await chmod(dir, 0o755);
     const settings = { url: null, poolSize: 2, embedded: { dir: path.join(dir, 'postgres'), port: await freePort() } };
 
     const first = await openDatabase(settings);
