@@ -24,6 +24,7 @@ import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
 import { startConsole } from './next-console';
 import type { Services } from './services';
+import { findChromium } from './browser';
 
 export interface RunningService {
   server: Server;
@@ -44,6 +45,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
  */
 export async function startService(config: Config): Promise<RunningService> {
   const log = createLogger(config.logLevel);
+  // Fail at start, with one clear line, rather than at the first device create.
+  if (config.browser.kind === 'local') findChromium(config.browser.chromiumPath);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const services: Services = {

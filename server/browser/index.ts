@@ -7,5 +7,5 @@ export {
   DeviceOrganizationMismatchError,
   type BrowserPoolOptions,
 } from './pool.js';
-export { killOrphans } from './chromium-process.js';
+export { findChromium, killOrphans } from './chromium-process.js';
 export { normalizeDomainEntry } from './domain-allowlist.js';

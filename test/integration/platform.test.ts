@@ -109,6 +109,14 @@ describe('wire conventions', () => {
   });
 });
 
+describe('start-up', () => {
+  it('refuses to start without Chromium, saying in one line how to install it', async () => {
+    await expect(startService(loadConfig({ ...test.env, PORT: '0', CHROMIUM_PATH: '/nonexistent/chromium' }))).rejects.toThrow(
+      /^Chromium not found at \/nonexistent\/chromium: install it \(apt-get install chromium\) or fix CHROMIUM_PATH$/,
+    );
+  });
+});
+
 describe('readiness', () => {
   it('answers /readyz with 503 once the database stops answering, while /healthz stays 200', async () => {
     const probed = await startTestService();
