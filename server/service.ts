@@ -10,6 +10,7 @@ import type { Config } from './config';
 import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
 import { loadHostId } from './domain/devices/host-id';
 import { Authenticator } from './domain/keys/authenticate';
+import { keyRecordLoader, lastUsedRecorder } from './domain/keys/key-record';
 import { CursorCodec } from './domain/pagination/cursor';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
@@ -65,7 +66,7 @@ export async function startService(config: Config): Promise<RunningService> {
       }),
       { maxBrowsers: config.browser.maxBrowsers },
     ),
-    authenticator: new Authenticator(database.db),
+    authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
     rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
     taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),

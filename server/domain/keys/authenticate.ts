@@ -1,8 +1,6 @@
-import { eq } from 'drizzle-orm';
-import type { Db } from '../../../db/client';
-import { apiKeys, organizations } from '../../../db/schema';
 import { ApiError } from '../../errors';
 import { parseApiKey, secretMatches } from './api-key-format';
+import type { KeyRecord, LoadKeyRecord } from './key-record';
 import type { Principal } from './principal';
 import { isScope } from './scopes';
 
@@ -12,6 +10,8 @@ import { isScope } from './scopes';
 const CACHE_TTL_MS = 500;
 // last_used_at is informational; writing it more than once a minute per key is waste.
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+// Bounded so a flood of distinct valid keys cannot grow memory without limit.
+const CACHE_MAX_ENTRIES = 10_000;
 
 interface CacheEntry {
   principal: Principal;
@@ -20,66 +20,64 @@ interface CacheEntry {
 
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  /**
+   * Lookups under way, by presented key. When a busy key's entry expires, every request
+   * that arrives before the database answers waits for the same lookup, instead of each
+   * sending its own query (at 50 concurrent requests that was 50 queries per expiry).
+   */
+  private readonly lookups = new Map<string, Promise<Principal>>();
   private readonly lastUsedWrites = new Map<string, number>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly loadKeyRecord: LoadKeyRecord,
+    private readonly recordLastUsed: (keyId: string, at: Date) => void,
+  ) {}
 
   /** Resolves `Authorization: Bearer <key>` to a principal or throws 401 invalid_api_key. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const key = bearerToken(authorization);
-    const now = Date.now();
     const cached = this.cache.get(key);
-    if (cached !== undefined && cached.expiresAt > now) return cached.principal;
+    if (cached !== undefined && cached.expiresAt > Date.now()) return cached.principal;
 
+    const pending = this.lookups.get(key);
+    if (pending !== undefined) return pending;
+    const lookup = this.verify(key).finally(() => this.lookups.delete(key));
+    this.lookups.set(key, lookup);
+    return lookup;
+  }
+
+  private async verify(key: string): Promise<Principal> {
     const parsed = parseApiKey(key);
     if (parsed === null) throw new ApiError('invalid_api_key');
-    const [row] = await this.db
-      .select({
-        keyId: apiKeys.keyId,
-        env: apiKeys.env,
-        orgId: apiKeys.orgId,
-        secretHash: apiKeys.secretHash,
-        scopes: apiKeys.scopes,
-        spaceIds: apiKeys.spaceIds,
-        revokedAt: apiKeys.revokedAt,
-        entitled: organizations.entitled,
-      })
-      .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
-      .where(eq(apiKeys.keyId, parsed.keyId))
-      .limit(1);
-    if (row === undefined || row.revokedAt !== null || row.env !== parsed.env || !secretMatches(parsed.secret, row.secretHash)) {
+    const record = await this.loadKeyRecord(parsed.keyId);
+    if (record === null || record.revokedAt !== null || record.env !== parsed.env || !secretMatches(parsed.secret, record.secretHash)) {
       this.cache.delete(key);
       throw new ApiError('invalid_api_key');
     }
-    const principal: Principal = {
-      keyId: row.keyId,
-      orgId: row.orgId,
-      scopes: new Set(row.scopes.filter(isScope)),
-      spaceIds: row.spaceIds,
-      entitled: row.entitled,
-    };
-    this.remember(key, { principal, expiresAt: now + CACHE_TTL_MS });
-    this.touchLastUsed(row.keyId, now);
+    const now = Date.now();
+    const principal = toPrincipal(record);
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
+    this.cache.set(key, { principal, expiresAt: now + CACHE_TTL_MS });
+    this.touchLastUsed(record.keyId, now);
     return principal;
-  }
-
-  private remember(key: string, entry: CacheEntry): void {
-    // Bounded so a flood of distinct valid keys cannot grow memory without limit.
-    if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(key, entry);
   }
 
   private touchLastUsed(keyId: string, now: number): void {
     const last = this.lastUsedWrites.get(keyId) ?? 0;
     if (now - last < LAST_USED_WRITE_INTERVAL_MS) return;
     this.lastUsedWrites.set(keyId, now);
-    void this.db
-      .update(apiKeys)
-      .set({ lastUsedAt: new Date(now) })
-      .where(eq(apiKeys.keyId, keyId))
-      .catch(() => undefined);
+    this.recordLastUsed(keyId, new Date(now));
   }
+}
+
+function toPrincipal(record: KeyRecord): Principal {
+  return {
+    keyId: record.keyId,
+    orgId: record.orgId,
+    scopes: new Set(record.scopes.filter(isScope)),
+    spaceIds: record.spaceIds,
+    entitled: record.entitled,
+  };
 }
 
 function bearerToken(authorization: string | undefined): string {
