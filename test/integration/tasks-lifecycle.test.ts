@@ -13,6 +13,7 @@ import { createTenant, startTestService, type TestService, type TestTenant } fro
 // needs_human and resuming, and the device's browser going away mid-task.
 
 const TIMEOUT_SECS = 4;
+const QUEUED_SUBMIT_DELAY_MS = 2_500;
 // One run at a time and a 1 s lease: a task queued behind another outlives several leases.
 const WORKERS = 1;
 const LEASE_SECS = 1;
@@ -65,7 +66,10 @@ describe('task lifecycle', () => {
   it('fails with timeout when the task outlives OPERATOR_TASK_TIMEOUT_SECS, and frees the slot', async () => {
     const { device, task } = await startTask(waitingPrompt());
     const started = Date.now();
-    // Queued behind it (one worker), for longer than several leases, yet not swept.
+    // Queued behind it (one worker) for longer than two leases, yet not swept. Its own
+    // deadline counts from its submit, so it is submitted late enough to keep time to run
+    // once the first one has timed out (submitted at once, a loaded machine left it none).
+    await new Promise((resolve) => setTimeout(resolve, QUEUED_SUBMIT_DELAY_MS));
     const queued = await startTask(`go to ${pages.url('/plain')} then return the title`);
     const ended = await waitForTaskEnd(api, task);
     expect(ended.result).toEqual({ error: 'timeout', detail: 'The task did not finish within its time limit.' });
