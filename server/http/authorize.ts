@@ -3,7 +3,6 @@ import { ApiError } from '../errors';
 import type { Principal } from '../domain/keys/principal';
 import type { Scope } from '../domain/keys/scopes';
 import type { Services } from '../services';
-import { toApiError } from './to-api-error';
 
 /**
  * The checks every route starts with, in CONTRACT.md's order: authenticate (401), rate
@@ -15,16 +14,4 @@ export async function authorizeRequest(services: Services, req: IncomingMessage,
   await services.rateLimiter.consume(principal.keyId, res);
   if (anyOf !== null && !anyOf.some((scope) => principal.scopes.has(scope))) throw new ApiError('insufficient_scope');
   return principal;
-}
-
-/** Writes what a raw route threw as the CONTRACT.md error body; the unexpected is logged, not shown. */
-export function sendRawError(services: Services, res: ServerResponse, requestId: string, error: unknown): void {
-  const { apiError, unexpected } = toApiError(error);
-  if (unexpected) services.log.error({ err: error, requestId }, 'unexpected error in a raw /v1 route');
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(apiError.status, { ...apiError.headers, 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(apiError.toBody(requestId)));
 }

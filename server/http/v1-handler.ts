@@ -1,131 +1,121 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import { callTRPCProcedure } from '@trpc/server';
+import { createProcedureCache, getPathRegExp, normalizePath, type OpenApiMethod } from 'trpc-to-openapi';
 import { appRouter } from '../api/router';
 import { ApiError } from '../errors';
 import type { Services } from '../services';
 import type { Context } from '../trpc/context';
 import type { Meta } from '../trpc/init';
-import { pinBodyFieldTypes } from './pin-body-types';
+import type { RawRoute } from './raw-route';
 import { readJsonBody } from './read-json-body';
-import { toApiError } from './to-api-error';
+import { sendErrorResponse } from './send-error';
 
-type RestRequest = IncomingMessage & { body?: unknown };
-
-interface RequestState {
-  requestId: string;
-  bodyError: ApiError | null;
-  error: ApiError | null;
-}
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 interface RouteShape {
   pattern: RegExp;
   method: string;
 }
 
-const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
-
 /**
- * The `/v1` REST surface: tRPC procedures exposed by trpc-to-openapi, with the
- * CONTRACT.md wire rules layered around the adapter (request ids, body limits and media
- * types, the error body, 404 versus 405). Requests reach it straight from the node
- * server, never through Next's router.
+ * The `/v1` REST surface. Routes come from trpc-to-openapi: each procedure's
+ * `meta.openapi` method and path, matched by the library's own route table
+ * (`createProcedureCache`), from the same meta `/v1/openapi.json` is generated from. A
+ * matched request calls its tRPC procedure the way tRPC's own HTTP adapters do
+ * (`callTRPCProcedure`): the procedure's middlewares (authentication, rate limit, scope,
+ * entitlement), its zod input and output and its resolver all run as written.
+ *
+ * Why not trpc-to-openapi's `createOpenApiNodeHttpHandler`: per request it builds a
+ * WHATWG Request and AbortController nobody reads, a router caller proxy and the URL
+ * twice, and writes errors in its own body that had to be rewritten; measured, that was
+ * a third of the CPU of a `GET /v1/whoami` (docs/performance.md). This handler keeps its
+ * routing and input rules and drops the rest.
  */
-export function createV1Handler(services: Services) {
-  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: Meta; inputs?: unknown[] } }>;
-  pinBodyFieldTypes(procedures);
-  const successStatus = new Map<string, number>();
-  const routes: RouteShape[] = [];
-  for (const [path, procedure] of Object.entries(procedures)) {
-    const meta = procedure._def.meta;
-    if (meta?.openapi === undefined) continue;
-    if (meta.successStatus !== undefined) successStatus.set(path, meta.successStatus);
-    routes.push({ method: meta.openapi.method, pattern: pathPattern(meta.openapi.path) });
-  }
-
-  const states = new WeakMap<IncomingMessage, RequestState>();
-
-  const openApiHandler = createOpenApiNodeHttpHandler({
-    router: appRouter,
-    maxBodySize: 1024 * 1024,
-    createContext: ({ req, res }): Context => {
-      const state = states.get(req)!;
-      // The node adapter is only ever given node:http objects (see handleV1).
-      return { requestId: state.requestId, req, res: res as ServerResponse, services, bodyError: state.bodyError };
-    },
-    onError: ({ error, req }) => {
-      const state = states.get(req);
-      if (state === undefined) return;
-      const { apiError, unexpected } = toApiError(error);
-      state.error = apiError;
-      if (unexpected) services.log.error({ err: error, requestId: state.requestId }, 'unexpected error in a /v1 procedure');
-    },
-    responseMeta: ({ paths, errors, ctx }) => {
-      const state = ctx === undefined ? undefined : states.get(ctx.req);
-      if (errors.length > 0 && state?.error != null) {
-        return { status: state.error.status, headers: state.error.headers };
-      }
-      const path = paths?.[0];
-      return { status: (path === undefined ? undefined : successStatus.get(path)) ?? 200 };
-    },
-  });
+export function createV1Handler(services: Services, rawRoutes: readonly RawRoute[]) {
+  const findProcedure = createProcedureCache(appRouter);
+  // Raw routes count as routes for 405: POST to the event stream is a wrong method, not an unknown path.
+  const routes = [...routeShapes(), ...rawRoutes.map(({ method, pattern }) => ({ method, pattern }))];
 
   return async function handleV1(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
-    const state: RequestState = { requestId, bodyError: null, error: null };
-    states.set(req, state);
-    writeErrorsInContractShape(res, state);
-
-    req.url = req.url!.slice('/v1'.length) || '/';
+    // Parsed as trpc-to-openapi parses it: host prepended, so `//x` stays a path.
+    const url = new URL(`http://localhost${req.url!.slice('/v1'.length)}`);
+    const path = normalizePath(url.pathname);
     const method = req.method ?? 'GET';
+    const match = findProcedure(method as OpenApiMethod, path);
+    if (match?.procedure === undefined) return sendErrorResponse(services.log, res, requestId, unmatched(res, routes, path));
+    const { procedure, pathInput } = match;
+    const meta = procedure.procedure._def.meta as Meta;
+
+    let bodyError: ApiError | null = null;
+    let input: Record<string, unknown>;
     if (METHODS_WITH_BODY.has(method)) {
-      const result = await readJsonBody(req);
-      (req as RestRequest).body = result.ok ? result.body : {};
-      if (!result.ok) {
-        state.bodyError = result.error;
-        if (result.error.apiCode === 'payload_too_large') res.setHeader('Connection', 'close');
-      }
-      // The adapter insists on a JSON content type; the body has been read and judged above.
-      req.headers['content-type'] = 'application/json';
+      const body = await readJsonBody(req);
+      if (!body.ok && body.error.apiCode === 'payload_too_large') res.setHeader('Connection', 'close');
+      // A body error waits until the procedure's guard has authenticated and authorized
+      // the caller, so 401/429/403 answer first, in the order CONTRACT.md gives.
+      bodyError = body.ok ? null : body.error;
+      input = { ...(body.ok ? body.body : {}), ...pathInput };
+    } else {
+      input = { ...queryParameters(url.searchParams), ...pathInput };
     }
 
-    await openApiHandler(req, res, () => {
-      const path = new URL(req.url!, 'http://localhost').pathname.replace(/\/+$/, '') || '/';
-      const known = routes.filter((route) => route.pattern.test(path));
-      if (known.length > 0) res.setHeader('Allow', [...new Set(known.map((route) => route.method))].join(', '));
-      sendError(res, state, new ApiError(known.length > 0 ? 'method_not_allowed' : 'not_found'));
-    });
+    const ctx: Context = { requestId, req, res, services, bodyError };
+    try {
+      const data = await callTRPCProcedure({
+        router: appRouter,
+        path: procedure.path,
+        type: procedure.type,
+        ctx,
+        getRawInput: async () => input,
+        signal: undefined,
+        batchIndex: 0,
+      });
+      sendResult(res, meta.successStatus ?? 200, data);
+    } catch (error) {
+      sendErrorResponse(services.log, res, requestId, error);
+    }
   };
 }
 
 /**
- * trpc-to-openapi writes its own error body; every error response is rewritten here,
- * just before it is sent, into `{"error": {code, message, request_id, param?}}` from the
- * ApiError recorded for the request.
+ * The query string as trpc-to-openapi reads it (a parameter given once is a string, given
+ * several times a list), into an object without a prototype: the library's own reader
+ * fails on `?valueOf=1` or `?__proto__=1`, taking the inherited member for a list.
  */
-function writeErrorsInContractShape(res: ServerResponse, state: RequestState): void {
-  const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
-  res.end = ((chunk?: unknown) => {
-    if (res.statusCode === 204) {
-      res.removeHeader('Content-Type');
-      return end();
-    }
-    if (res.statusCode < 400) return end(chunk);
-    const error = state.error ?? new ApiError('internal_error');
-    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.setHeader('Content-Type', 'application/json');
-    return end(JSON.stringify(error.toBody(state.requestId)));
-  }) as ServerResponse['end'];
+function queryParameters(searchParams: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of searchParams) {
+    const earlier = query[name];
+    query[name] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value];
+  }
+  return query;
 }
 
-function sendError(res: ServerResponse, state: RequestState, error: ApiError): void {
-  state.error = error;
-  res.statusCode = error.status;
-  res.end();
+function sendResult(res: ServerResponse, status: number, data: unknown): void {
+  if (status === 204) {
+    res.writeHead(204);
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(data));
 }
 
-function pathPattern(template: string): RegExp {
-  const source = template.replace(/\/+$/, '').replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
-  return new RegExp(`^${source}$`);
+/** No procedure answers this method and path: 405 with `Allow` if the path is a route, else 404. */
+function unmatched(res: ServerResponse, routes: RouteShape[], path: string): ApiError {
+  const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))];
+  if (allowed.length === 0) return new ApiError('not_found');
+  res.setHeader('Allow', allowed.join(', '));
+  return new ApiError('method_not_allowed');
+}
+
+/** Every route's method and path pattern, matched as the route table matches them, for 405 versus 404. */
+function routeShapes(): RouteShape[] {
+  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: Meta } }>;
+  return Object.values(procedures).flatMap(({ _def: { meta } }) =>
+    meta?.openapi === undefined ? [] : [{ method: meta.openapi.method, pattern: getPathRegExp(normalizePath(meta.openapi.path)) }],
+  );
 }
 
 export function newRequestId(): string {

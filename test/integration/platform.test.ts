@@ -72,6 +72,13 @@ describe('wire conventions', () => {
     const wrongMethod = await call('DELETE', '/v1/whoami');
     expectContractError(wrongMethod, 405, 'method_not_allowed');
     expect(wrongMethod.headers.get('allow')).toBe('GET');
+    // A path is a route however the route table matches it (any case, one trailing slash),
+    // and the raw event-stream route is one too.
+    for (const path of ['/v1/WhoAmI', '/v1/whoami/', '/v1/tasks/task_x/events']) {
+      const response = await call('DELETE', path);
+      expectContractError(response, 405, 'method_not_allowed');
+      expect(response.headers.get('allow')).toBe('GET');
+    }
   });
 
   it('serves health, readiness and the OpenAPI 3.1 document without auth', async () => {

@@ -85,3 +85,38 @@ describe('ids', () => {
     }
   });
 });
+
+describe('paths and query strings', () => {
+  it('matches paths case-insensitively and ignores a trailing slash', async () => {
+    const call = apiClient(test.url, await tenant.key([]));
+    for (const path of ['/v1/whoami', '/v1/whoami/', '/v1/WhoAmI']) {
+      const response = await call('GET', path);
+      expect({ path, status: response.status, product: response.body?.product }).toEqual({ path, status: 200, product: 'operator' });
+    }
+  });
+
+  it('refuses a parameter given twice with 400 invalid_request naming it', async () => {
+    const call = apiClient(test.url, await tenant.key(['operator:devices:read']));
+    for (const [query, param] of [['limit=5&limit=6', 'limit'], ['cursor=a&cursor=b', 'cursor'], ['status=active&status=error', 'status']]) {
+      const response = await call('GET', `/v1/devices?${query}`);
+      expect({ query, status: response.status, error: response.body?.error }).toMatchObject({ query, status: 400, error: { code: 'invalid_request', param } });
+    }
+  });
+
+  it('refuses parameters named like members of Object.prototype as unknown, never failing on them', async () => {
+    const call = apiClient(test.url, await tenant.key([]));
+    for (const name of ['valueOf', '__proto__', 'constructor', 'hasOwnProperty', 'toString']) {
+      const response = await call('GET', `/v1/whoami?${name}=0`);
+      expect({ name, status: response.status, code: response.body?.error?.code }).toEqual({ name, status: 400, code: 'invalid_request' });
+    }
+  });
+
+  it('reads limit from the query string as a number', async () => {
+    const call = apiClient(test.url, await tenant.key(['operator:devices:read']));
+    expect((await call('GET', '/v1/devices?limit=1')).status).toBe(200);
+    for (const limit of ['0', '101', '1.5', 'ten', '']) {
+      const response = await call('GET', `/v1/devices?limit=${limit}`);
+      expect({ limit, status: response.status, param: response.body?.error?.param }).toEqual({ limit, status: 400, param: 'limit' });
+    }
+  });
+});

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DbOrTx } from '../../../db/client';
 import { ApiError } from '../../errors';
-import { authorizeRequest, sendRawError } from '../../http/authorize';
+import { authorizeRequest } from '../../http/authorize';
 import type { RawRoute } from '../../http/raw-route';
+import { sendErrorResponse } from '../../http/send-error';
 import type { TaskChange, TaskChannel } from '../../domain/tasks/task-channel';
 import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
 import { stepsAfter } from '../../domain/tasks/task-steps';
@@ -77,7 +78,7 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams, tim
         const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
         start = { taskId: task.id, afterSeq };
       } catch (error) {
-        sendRawError(services, res, requestId, error);
+        sendErrorResponse(services.log, res, requestId, error);
         return;
       }
       await streamTask(req, res, { ...start, timing, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
