@@ -13,7 +13,8 @@ export function maskSecrets(text: string): string {
   return masked;
 }
 
-export function createLogger(level: string) {
+/** JSON lines to stdout, or to `destination` (tests read what was logged). */
+export function createLogger(level: string, destination?: pino.DestinationStream) {
   return pino({
     level,
     base: undefined,
@@ -27,7 +28,7 @@ export function createLogger(level: string) {
         method.apply(this, maskedArgs);
       },
     },
-  });
+  }, destination);
 }
 
 export type Logger = ReturnType<typeof createLogger>;
