@@ -9,10 +9,11 @@ import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
 
 // `npm run bench:devices`: device create latency (POST /v1/devices, through the real
 // service in its own process) and resident memory per active device at 1, 5 and 10
-// devices; in the same run the floor (a bare puppeteer-core launch plus its blank page,
-// same Chromium and flags) and the alternative design (a device as an isolated browser
-// context inside one shared browser per organization).
+// devices; in the same run, in alternating rounds, the floor (a bare puppeteer-core launch
+// plus its blank page, same Chromium and flags); then the alternative design (a device as
+// an isolated browser context inside one shared browser per organization).
 const COUNTS = [1, 5, 10];
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The local provider's own flags, for a fair floor. */
 const FLAGS = CHROMIUM_FLAGS;
@@ -79,7 +80,21 @@ async function launchBare(userDataDir: string): Promise<Browser> {
   return puppeteer.launch({ executablePath: CHROMIUM_PATH, userDataDir, headless: true, pipe: true, args: FLAGS, defaultViewport: { width: 1280, height: 800 } });
 }
 
-async function benchService(): Promise<Figures[]> {
+/** Latencies of one batch of N creates, and the memory of the N browsers once settled. */
+interface Batch {
+  latencies: number[];
+  memory: Memory;
+  /** Floor only: launch plus a puppeteer Page object for the blank page. */
+  withPage?: number[];
+}
+
+interface ServiceBench {
+  batch(count: number): Promise<Batch>;
+  stop(): Promise<void>;
+}
+
+/** The real service in its own process; each batch creates N devices, measures, deletes them. */
+async function startServiceBench(): Promise<ServiceBench> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-devices-'));
   const service = await startServiceProcess({ OPERATOR_DATA_DIR: dataDir, CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '20', OPERATOR_RATE_LIMIT_PER_SEC: '1000', OPERATOR_RATE_LIMIT_BURST: '1000' });
   const database = connectDatabase(service.database.url, 2);
@@ -94,12 +109,11 @@ async function benchService(): Promise<Figures[]> {
       body: body === undefined ? undefined : JSON.stringify(body),
     }).then(async (response) => ({ status: response.status, body: (await response.json()) as { id: string } }));
 
-  const results: Figures[] = [];
-  try {
-    // One warm-up device: the first launch pays for disk caches and the JIT.
-    const warm = await call('POST', '/v1/devices', { space_id: spaceId });
-    await call('DELETE', `/v1/devices/${warm.body.id}`);
-    for (const count of COUNTS) {
+  // One warm-up device: the first launch pays for disk caches and the JIT.
+  const warm = await call('POST', '/v1/devices', { space_id: spaceId });
+  await call('DELETE', `/v1/devices/${warm.body.id}`);
+  return {
+    async batch(count) {
       const ids: string[] = [];
       const latencies: number[] = [];
       for (let i = 0; i < count; i += 1) {
@@ -113,14 +127,15 @@ async function benchService(): Promise<Figures[]> {
       const pids = await Promise.all(
         ids.map(async (id) => Number((await readFile(path.join(dataDir, 'profiles', id.slice('dev_'.length), 'chromium.pid'), 'utf8')).trim())),
       );
-      results.push(figures(count, latencies, await groupMemory(pids)));
+      const memory = await groupMemory(pids);
       for (const id of ids) await call('DELETE', `/v1/devices/${id}`);
-    }
-  } finally {
-    await service.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  }
-  return results;
+      return { latencies, memory };
+    },
+    async stop() {
+      await service.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /**
@@ -128,33 +143,74 @@ async function benchService(): Promise<Figures[]> {
  * initial blank page exists, which is where a device create stops too (its Page object
  * is made on first use); the time to also get that Page object is reported aside.
  */
-async function benchBare(): Promise<Figures[]> {
-  const root = await mkdtemp(path.join(tmpdir(), 'bench-bare-'));
-  const results: Figures[] = [];
+async function bareBatch(root: string, label: string, count: number): Promise<Batch> {
+  const browsers: Browser[] = [];
+  const latencies: number[] = [];
+  const withPage: number[] = [];
+  const pagesReady: Promise<void>[] = [];
   try {
-    const warm = await launchBare(path.join(root, 'warm'));
-    await warm.close();
-    for (const count of COUNTS) {
-      const browsers: Browser[] = [];
-      const latencies: number[] = [];
-      const withPage: number[] = [];
-      for (let i = 0; i < count; i += 1) {
-        const started = performance.now();
-        const browser = await launchBare(path.join(root, `${count}-${i}`));
-        latencies.push(performance.now() - started);
-        (await browser.pages())[0] ?? (await browser.newPage());
-        withPage.push(performance.now() - started);
-        browsers.push(browser);
+    for (let i = 0; i < count; i += 1) {
+      const started = performance.now();
+      const browser = await launchBare(path.join(root, `${label}-${i}`));
+      latencies.push(performance.now() - started);
+      browsers.push(browser);
+      // Not awaited before the next launch: a pause here lets each Chromium finish
+      // starting up first, which back-to-back device creates do not get (it made the
+      // floor look 1.4x faster at ten browsers).
+      pagesReady.push(
+        browser.pages().then(async (pages) => {
+          pages[0] ?? (await browser.newPage());
+          withPage.push(performance.now() - started);
+        }),
+      );
+    }
+    await Promise.all(pagesReady);
+    await settle();
+    return { latencies, withPage, memory: await groupMemory(browsers.map((browser) => browser.process()!.pid!)) };
+  } finally {
+    await Promise.all(browsers.map((browser) => browser.close()));
+  }
+}
+
+/**
+ * Device creates and the floor, in ROUNDS alternating rounds at every N, so that both
+ * meet the same machine: a Chromium launch takes about a second of CPU on two cores, and
+ * one batch of ten moves by a few hundred milliseconds with whatever else runs.
+ */
+async function benchServiceAndFloor(): Promise<{ service: Figures[]; bare: Figures[] }> {
+  const root = await mkdtemp(path.join(tmpdir(), 'bench-bare-'));
+  const serviceBench = await startServiceBench();
+  const serviceBatches = new Map<number, Batch[]>(COUNTS.map((count) => [count, []]));
+  const bareBatches = new Map<number, Batch[]>(COUNTS.map((count) => [count, []]));
+  try {
+    await (await launchBare(path.join(root, 'warm'))).close();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const count of COUNTS) {
+        const measureService = async () => serviceBatches.get(count)!.push(await serviceBench.batch(count));
+        const measureBare = async () => bareBatches.get(count)!.push(await bareBatch(root, `${round}-${count}`, count));
+        if (round % 2 === 0) await measureService().then(measureBare);
+        else await measureBare().then(measureService);
       }
-      await settle();
-      const row = figures(count, latencies, await groupMemory(browsers.map((browser) => browser.process()!.pid!)));
-      results.push({ ...row, withPageP50Ms: Math.round(percentile([...withPage].sort((a, b) => a - b), 50)) });
-      await Promise.all(browsers.map((browser) => browser.close()));
     }
   } finally {
+    await serviceBench.stop();
     await rm(root, { recursive: true, force: true });
   }
-  return results;
+  return {
+    service: COUNTS.map((count) => pooledFigures(count, serviceBatches.get(count)!)),
+    bare: COUNTS.map((count) => pooledFigures(count, bareBatches.get(count)!)),
+  };
+}
+
+/** Latency percentiles over every round's creates; memory averaged over the rounds. */
+function pooledFigures(count: number, batches: Batch[]): Figures {
+  const memory = {
+    rssMiB: batches.reduce((sum, batch) => sum + batch.memory.rssMiB, 0) / batches.length,
+    pssMiB: batches.reduce((sum, batch) => sum + batch.memory.pssMiB, 0) / batches.length,
+  };
+  const row = figures(count, batches.flatMap((batch) => batch.latencies), memory);
+  const withPage = batches.flatMap((batch) => batch.withPage ?? []);
+  return withPage.length === 0 ? row : { ...row, withPageP50Ms: Math.round(percentile([...withPage].sort((a, b) => a - b), 50)) };
 }
 
 /** The alternative: one browser per organization, a device = its own context and page. */
@@ -187,8 +243,7 @@ async function benchSharedContexts(): Promise<{ browserLaunchMs: number; figures
 }
 
 async function main(): Promise<void> {
-  const service = await benchService();
-  const bare = await benchBare();
+  const { service, bare } = await benchServiceAndFloor();
   const contexts = await benchSharedContexts();
   const ratios = service.map((row, index) => ({
     count: row.count,
@@ -201,6 +256,7 @@ async function main(): Promise<void> {
       {
         machine: machineDescription(),
         chromium: CHROMIUM_PATH,
+        rounds: ROUNDS,
         devices: service,
         bareLaunchFloor: bare,
         sharedBrowserContexts: contexts,

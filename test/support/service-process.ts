@@ -19,6 +19,8 @@ export function percentile(sorted: number[], p: number): number {
 
 export interface ServiceProcess {
   url: string;
+  /** The service's process id, e.g. to read the CPU time it used. */
+  pid: number;
   database: TestDatabase;
   stop(): Promise<void>;
 }
@@ -26,14 +28,15 @@ export interface ServiceProcess {
 /**
  * Runs the real service (server/main.ts) as its own process, as `npm start` does, on a
  * fresh database, so the load generator in this process does not share its event loop.
+ * Its log (stdout) is shown, or discarded, e.g. when a benchmark turns on the access log.
  */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(env: Record<string, string>, options: { log: 'show' | 'discard' } = { log: 'show' }): Promise<ServiceProcess> {
   const database = await createTestDatabase();
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 200; attempt += 1) {
@@ -47,6 +50,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
   return {
     url,
+    pid: child.pid!,
     database,
     async stop() {
       child.kill('SIGTERM');
