@@ -142,6 +142,29 @@ describe('runAgent with the offline planner', () => {
     expect(resumedDriver.methods.filter((method) => method !== 'observe')).toEqual(['setAllowedDomains', 'click']);
     expect(resumed.steps.map((step) => step.action)).toEqual(['click "Submit"', 'extract title', 'answer']);
   });
+
+  it('reopens the last page of a task resumed on a restarted (blank) browser, and only then', async () => {
+    const prompt = `go to ${FORM} then ask a human "Which plan?" then return the title`;
+    const first = harness({ prompt });
+    await runAgent(first.input);
+    const history = [...first.steps, { type: 'message' as const, action: 'human_answer', url: null, title: null, note: 'Pro' }];
+
+    const restarted = harness({ prompt, history });
+    expect(restarted.driver.url).toBe('about:blank');
+    expect(await runAgent(restarted.input)).toEqual({ status: 'succeeded', result: 'Sign up' });
+    expect(restarted.driver.methods.filter((method) => method !== 'observe')).toEqual(['setAllowedDomains', 'navigate']);
+    expect(restarted.steps.map((step) => [step.type, step.action, step.url])).toEqual([
+      ['observation', 'reopen_page', FORM],
+      ['action', 'extract title', FORM],
+      ['message', 'answer', FORM],
+    ]);
+
+    const sameBrowser = formSite();
+    sameBrowser.url = FORM;
+    const resumed = harness({ prompt, history, driver: sameBrowser });
+    expect(await runAgent(resumed.input)).toEqual({ status: 'succeeded', result: 'Sign up' });
+    expect(sameBrowser.methods).not.toContain('navigate');
+  });
 });
 
 describe('runAgent limits', () => {
@@ -157,7 +180,9 @@ describe('runAgent limits', () => {
 
   it('counts resumed action steps against max_steps', async () => {
     const history: NewStep[] = [{ type: 'action', action: `navigate ${FORM}`, url: FORM, title: 'Sign up', note: null }];
-    const { driver, input } = harness({ prompt: `go to ${FORM} then click "Submit"`, maxSteps: 1, history });
+    const onForm = formSite();
+    onForm.url = FORM;
+    const { driver, input } = harness({ prompt: `go to ${FORM} then click "Submit"`, maxSteps: 1, history, driver: onForm });
     expect(await runAgent(input)).toEqual({ status: 'failed', error: 'max_steps_exceeded' });
     expect(driver.methods).toEqual(['setAllowedDomains', 'observe']);
   });

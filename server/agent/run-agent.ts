@@ -31,6 +31,9 @@ export interface RunAgentInput {
   deadline: number;
 }
 
+const BLANK_PAGE = 'about:blank';
+const REOPENED_NOTE = 'The browser restarted while the task waited for a human; its last page was opened again.';
+
 /** Longest a single `wait for` may wait, deadline permitting. */
 export const WAIT_FOR_TEXT_TIMEOUT_MS = 15_000;
 
@@ -73,7 +76,7 @@ class AgentRun {
     const { task, driver, planner } = this.#input;
     const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
     await guard(() => driver.setAllowedDomains(task.allowedDomains));
-    let page = await this.#observe();
+    let page = await this.#reopenLastPage(await this.#observe());
 
     for (;;) {
       const decision = await guard(() =>
@@ -152,6 +155,21 @@ class AgentRun {
         // Nothing happens on the page; the run ends with the question once it is recorded.
         return null;
     }
+  }
+
+  /**
+   * A task resumed on a browser that restarted while it was parked (a server restart)
+   * starts on a blank page: the last page its steps were on is opened again, recorded as
+   * an `observation` step. Cookies and storage survive in the device's profile; input
+   * typed but not submitted does not.
+   */
+  async #reopenLastPage(page: PageObservation): Promise<PageObservation> {
+    const lastUrl = this.#history.findLast((step) => step.url !== null)?.url ?? null;
+    if (lastUrl === null || page.url !== BLANK_PAGE || lastUrl === BLANK_PAGE) return page;
+    await this.#interruption.guard(() => this.#input.driver.navigate(lastUrl));
+    const reopened = await this.#observe();
+    await this.#record({ type: 'observation', action: 'reopen_page', url: reopened.url, title: reopened.title, note: REOPENED_NOTE });
+    return reopened;
   }
 
   async #observe(): Promise<PageObservation> {

@@ -9,9 +9,11 @@ import { z } from 'zod';
  *   describe the page after the action, `note` is the planner's reason (for the offline
  *   planner, the instruction as written; null when the model gave none).
  * - `message` steps: `action` is `answer` (note: the result as text), `ask_human` (note: the
- *   question) or `failed <code>` (note: the fixed detail sentence of that code).
- * - `observation` steps are not written by the agent; other writers (for example a takeover)
- *   may use them. The offline planner counts only `action` steps to know where to resume.
+ *   question), `failed <code>` (note: the fixed detail sentence of that code), or
+ *   `human_answer` (note: the answer to an escalation, written when it is resolved).
+ * - `observation` steps: `reopen_page`, written when a task resumes on a browser that
+ *   restarted while it was parked. The offline planner counts only `action` steps to know
+ *   where to resume.
  */
 export const StepTypeSchema = z.enum(['action', 'observation', 'message']);
 export type StepType = z.infer<typeof StepTypeSchema>;

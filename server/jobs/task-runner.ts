@@ -10,6 +10,7 @@ import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from 
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
+import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
 import type { Services } from '../services';
 import type { Worker } from './worker';
 
@@ -177,6 +178,8 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     // a loaded machine): only the runs of others can be dead.
     const failed = await failExpiredLeases(deps.db, [...runs.keys()]);
     if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
+    const orphaned = await failParkedTasksWithoutDevice(deps.db);
+    if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device was lost or deleted were failed with device_lost');
   }
 
   function every(intervalMs: number, work: () => Promise<void> | void, what: string): void {
