@@ -61,6 +61,7 @@ const EnvSchema = z.object({
     message: 'expected comma-separated milliseconds, e.g. 50,100',
   }),
   OPERATOR_WEBHOOK_CONCURRENCY: positiveInt(32),
+  OPERATOR_ESCALATION_TTL_SECS: positiveInt(3600),
 
   OPERATOR_RATE_LIMIT_PER_SEC: positiveInt(20),
   OPERATOR_RATE_LIMIT_BURST: positiveInt(40),
@@ -124,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScheduleMs: e.OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS?.split(',').map((step) => Number(step)) ?? null,
       concurrency: e.OPERATOR_WEBHOOK_CONCURRENCY,
     },
+    escalations: { ttlMs: e.OPERATOR_ESCALATION_TTL_SECS * 1000 },
     rateLimit: {
       perSecond: e.OPERATOR_RATE_LIMIT_PER_SEC,
       burst: e.OPERATOR_RATE_LIMIT_BURST,

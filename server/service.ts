@@ -18,6 +18,7 @@ import { TaskChannel } from './domain/tasks/task-channel';
 import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
+import { escalationWorker } from './jobs/escalation-worker';
 import { retentionSweep } from './jobs/retention-sweep';
 import { taskRunner } from './jobs/task-runner';
 import { webhookDeliveryWorker } from './jobs/webhook-delivery';
@@ -84,7 +85,7 @@ export async function startService(config: Config): Promise<RunningService> {
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
-  const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services)];
+  const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services)];
   const eventStreams = new EventStreams();
   const rawRoutes: RawRoute[] = [taskEventsRoute(services.taskChannel, eventStreams)];
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];

@@ -7,3 +7,4 @@ export * from './devices';
 export * from './tasks';
 export * from './webhooks';
 export * from './service-settings';
+export * from './escalations';

@@ -16,6 +16,7 @@ export const FailureCodeSchema = z.enum([
   'planner_error',
   'planner_unsupported',
   'escalation_expired',
+  'escalation_not_cleared',
   'timeout',
   'internal_error',
 ]);
@@ -33,6 +34,8 @@ export const FAILURE_DETAILS = {
   planner_error: 'The planner could not decide the next step of the task.',
   planner_unsupported: 'The prompt is not written in the instruction language the built-in planner understands.',
   escalation_expired: 'No human answered the request for help before it expired.',
+  // The resolve callback said `cleared: false`: a human looked but what stopped the task stands.
+  escalation_not_cleared: 'The human who answered the request for help could not clear what stopped the task.',
   timeout: 'The task did not finish within its time limit.',
   // Used by the task runner when runAgent throws (a bug or a failing step store).
   internal_error: 'The task stopped because of an internal error in the service.',

@@ -9,6 +9,7 @@ interactive elements, each with a numeric ref. Call exactly one tool per turn.
 - When the task is done, call finish with the answer, or extract_title, extract_url or extract_text
   when the answer is exactly the page title, the page URL or an element's text.
 - Call ask_human when only a person can continue: a choice the task leaves open, credentials, a captcha.
+  The person's reply appears in the steps as a human_answer message; act on it.
 - Never guess a password or other secret, and stay on the sites the task is about.`;
 
 /** Most steps the model is shown; older ones are summarised as a count to bound the request. */

@@ -62,5 +62,16 @@ export function buildOpenApiDocument(publicUrl: string) {
     operation.responses = responses;
   }
   document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath } as typeof document.paths;
+  declareEscalationBearer(document);
   return document;
+}
+
+/** The resolve callback is authenticated by its escalation's bearer, not by an API key. */
+function declareEscalationBearer(document: OpenAPIObject): void {
+  document.components!.securitySchemes = {
+    ...document.components!.securitySchemes,
+    escalationBearer: { type: 'http', scheme: 'bearer', description: 'The per-escalation token POSTed to the escalation URL (esctok_...)' },
+  };
+  const resolve = (document.paths?.['/escalations/{id}/resolve'] as Record<string, { security?: unknown }> | undefined)?.post;
+  if (resolve !== undefined) resolve.security = [{ escalationBearer: [] }];
 }

@@ -10,6 +10,9 @@ import { cancelTaskProcedure } from './tasks/cancel-task';
 import { getTaskProcedure } from './tasks/get-task';
 import { listDeviceTasksProcedure } from './tasks/list-device-tasks';
 import { submitTaskProcedure } from './tasks/submit-task';
+import { getEscalationProcedure } from './escalations/get-escalation';
+import { listEscalationsProcedure } from './escalations/list-escalations';
+import { resolveEscalationProcedure } from './escalations/resolve-escalation';
 import { getUsageProcedure } from './usage/get-usage';
 import { createWebhookEndpointProcedure } from './webhooks/create-webhook-endpoint';
 import { deleteWebhookEndpointProcedure } from './webhooks/delete-webhook-endpoint';
@@ -40,6 +43,9 @@ export const appRouter = router({
   getWebhookEndpoint: getWebhookEndpointProcedure,
   updateWebhookEndpoint: updateWebhookEndpointProcedure,
   deleteWebhookEndpoint: deleteWebhookEndpointProcedure,
+  listEscalations: listEscalationsProcedure,
+  getEscalation: getEscalationProcedure,
+  resolveEscalation: resolveEscalationProcedure,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,6 +10,7 @@ import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from 
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
+import { openEscalation } from '../domain/escalations/open-escalation';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
 import type { Services } from '../services';
 import type { Worker } from './worker';
@@ -162,7 +163,8 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       if (row === null || row.status !== 'running' || row.leaseOwner !== deps.instanceId) return;
       const actor = systemActor(row.orgId);
       if (outcome.status === 'needs_human') {
-        await parkTask(tx, row, actor, { kind: outcome.kind, question: outcome.question });
+        const parked = await parkTask(tx, row, actor, { kind: outcome.kind, question: outcome.question });
+        await openEscalation(tx, parked, { kind: outcome.kind, reason: outcome.question }, actor, config.escalations);
         return;
       }
       // A run ends `canceled` only when this worker aborted it; the reasons that reach

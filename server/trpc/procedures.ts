@@ -1,4 +1,6 @@
 import { ApiError } from '../errors';
+import { authenticateEscalationBearer } from '../domain/escalations/resolve-escalation';
+import { bearerFrom } from '../domain/escalations/escalation-token';
 import type { Scope } from '../domain/keys/scopes';
 import { authorizeRequest } from '../http/authorize';
 import { publicProcedure, t } from './init';
@@ -37,3 +39,16 @@ export function scoped(...accepted: [Scope, ...Scope[]]) {
 export function writeGated(scope: Scope) {
   return publicProcedure.use(guard({ anyOf: [scope], write: true }));
 }
+
+/**
+ * The escalation resolve callback: no API key, the per-escalation bearer instead (401
+ * invalid_escalation_token), checked before the body as a key is on other routes. The
+ * escalation it opens is handed to the resolver.
+ */
+export const escalationBearerProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+  const raw = (await getRawInput()) as { id?: unknown };
+  const id = typeof raw.id === 'string' ? raw.id : '';
+  const escalation = await authenticateEscalationBearer(ctx.services.db, id, bearerFrom(ctx.req.headers.authorization));
+  if (ctx.bodyError !== null) throw ctx.bodyError;
+  return next({ ctx: { escalation } });
+});

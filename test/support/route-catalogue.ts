@@ -10,6 +10,8 @@ export interface RouteSpec {
   path: string;
   scopes: Scope[];
   idKind?: { prefix: string; notFound: string };
+  /** Authenticated by a per-escalation bearer instead of an API key (the resolve callback). */
+  escalationBearer?: true;
 }
 
 const device = { prefix: 'dev', notFound: 'device_not_found' };
@@ -46,7 +48,13 @@ export const routeCatalogue: RouteSpec[] = [
   { method: 'POST', path: '/sessions/{id}/release', scopes: ['operator:sessions:control'], idKind: session },
   { method: 'GET', path: '/escalations', scopes: ['operator:escalations:read'] },
   { method: 'GET', path: '/escalations/{id}', scopes: ['operator:escalations:read'], idKind: escalation },
+  { method: 'POST', path: '/escalations/{id}/resolve', scopes: [], idKind: escalation, escalationBearer: true },
 ];
+
+/** Routes called with an API key: every route but the escalation resolve callback. */
+export function keyRoutes(routes: RouteSpec[]): RouteSpec[] {
+  return routes.filter((route) => route.escalationBearer === undefined);
+}
 
 /** Routes the running service serves: the OpenAPI document's paths plus the raw event stream. */
 export async function servedRoutes(baseUrl: string): Promise<RouteSpec[]> {

@@ -4,6 +4,7 @@ import { devices, tasks, type TaskStatus } from '../../../db/schema';
 import { failureResult, type FailureCode } from '../../agent/failures';
 import type { JsonValue } from '../../agent/json-value';
 import { recordAudit } from '../audit/record-audit';
+import { cancelPendingEscalations } from '../escalations/close-escalations';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
 import { dbNow, dbNowPlus } from './db-time';
@@ -35,8 +36,9 @@ export async function lockTask(tx: Tx, taskId: string): Promise<TaskRow | null> 
  * (the answer, `{error, detail}` with the fixed sentence, or null when canceled),
  * finished_at, lease dropped, the device's slot released (only if it still points at
  * this task: a device lost or deleted meanwhile has cleared it already), audit entry,
- * outbox event and the stream notification. The slot is released on every terminal path
- * because every terminal path is this function.
+ * outbox event and the stream notification. The slot is released, and a request for
+ * help still pending is canceled, on every terminal path because every terminal path is
+ * this function.
  */
 export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor): Promise<TaskRow> {
   const result = end.status === 'succeeded' ? end.result : end.status === 'failed' ? failureResult(end.error) : null;
@@ -49,6 +51,7 @@ export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor):
     .update(devices)
     .set({ currentTaskId: null, lastActiveAt: dbNow() })
     .where(and(eq(devices.id, row.deviceId), eq(devices.currentTaskId, row.id)));
+  await cancelPendingEscalations(tx, row.id, actor);
   await recordChange(tx, actor, row, updated!, end.status === 'failed' ? { error: end.error } : {});
   return updated!;
 }

@@ -1,0 +1,63 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestampMs } from './columns';
+
+// CONTRACT.md's value sets for the Escalation resource.
+export const escalationKinds = ['captcha', 'login', 'question', 'blocked', 'takeover'] as const;
+export const escalationStatuses = ['pending', 'resolved', 'expired', 'canceled'] as const;
+export const escalationSubjectKinds = ['task', 'device'] as const;
+export const escalationUrgencies = ['low', 'normal', 'high'] as const;
+export type EscalationKind = (typeof escalationKinds)[number];
+export type EscalationStatus = (typeof escalationStatuses)[number];
+
+/**
+ * Where the POST to the organization's escalation URL stands: `none` when the
+ * organization has no URL (the escalation is still listed for the console and the API).
+ */
+export const escalationDeliveryStatuses = ['none', 'pending', 'succeeded', 'failed'] as const;
+
+/** A request for human help, opened when a task parks at `needs_human`. */
+export const escalations = pgTable(
+  'escalations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    spaceId: uuid('space_id').notNull(),
+    taskId: uuid('task_id').notNull(),
+    deviceId: uuid('device_id').notNull(),
+    /** 1 for the first escalation of its task, 2 for the next time it parks, ... */
+    attempt: integer('attempt').notNull(),
+    kind: text('kind', { enum: escalationKinds }).notNull(),
+    subjectKind: text('subject_kind', { enum: escalationSubjectKinds }).notNull(),
+    urgency: text('urgency', { enum: escalationUrgencies }).notNull(),
+    /** What the agent needs: the question it asked, or what blocked it. */
+    reason: text('reason').notNull(),
+    status: text('status', { enum: escalationStatuses }).notNull(),
+    answer: text('answer'),
+    cleared: boolean('cleared'),
+    resolvedBy: text('resolved_by'),
+    resolvedAt: timestampMs('resolved_at'),
+    createdAt: timestampMs('created_at').notNull().defaultNow(),
+    expiresAt: timestampMs('expires_at').notNull(),
+    /**
+     * SHA-256 (hex) of every resolve bearer ever sent for this escalation: each delivery
+     * attempt mints a fresh one, so no bearer is ever stored in a form that could be sent.
+     */
+    tokenHashes: text('token_hashes').array().notNull(),
+    deliveryStatus: text('delivery_status', { enum: escalationDeliveryStatuses }).notNull(),
+    deliveryAttempts: integer('delivery_attempts').notNull().default(0),
+    nextDeliveryAt: timestampMs('next_delivery_at'),
+    deliveryLeaseOwner: text('delivery_lease_owner'),
+    deliveryLastError: text('delivery_last_error'),
+  },
+  (table) => [
+    index('escalations_page_idx').on(table.orgId, table.createdAt.desc(), table.id.desc()),
+    index('escalations_task_idx').on(table.taskId),
+    index('escalations_pending_expiry_idx')
+      .on(table.expiresAt)
+      .where(sql`${table.status} = 'pending'`),
+    index('escalations_delivery_due_idx')
+      .on(table.nextDeliveryAt)
+      .where(sql`${table.deliveryStatus} = 'pending'`),
+  ],
+);

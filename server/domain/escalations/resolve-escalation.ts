@@ -1,0 +1,125 @@
+import { eq, max } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Db, Tx } from '../../../db/client';
+import { escalations, escalationStatuses, taskSteps } from '../../../db/schema';
+import { ApiError } from '../../errors';
+import { recordAudit } from '../audit/record-audit';
+import { emitEvent } from '../events/emit-event';
+import { parsePublicId, toPublicId } from '../ids';
+import type { Actor } from '../keys/principal';
+import { dbNow } from '../tasks/db-time';
+import { notifyTaskChange } from '../tasks/task-channel';
+import type { TaskRow } from '../tasks/task-resource';
+import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
+import { toEscalationResource, type EscalationRow } from './escalation-resource';
+import { matchesEscalationToken } from './escalation-token';
+
+/** `resolved_by` when the destination names neither `resolved_by` nor `source`. */
+export const DEFAULT_RESOLVED_BY = 'escalation_destination';
+
+export const ResolveEscalationBodySchema = z.strictObject({
+  answer: z.string().max(20_000).optional(),
+  // Not z.boolean(): the REST adapter coerces boolean schemas ("false" would read as true).
+  cleared: z.union([z.literal(true), z.literal(false)]).optional(),
+  resolved_by: z.string().max(200).optional(),
+  source: z.string().max(200).optional(),
+});
+export type ResolveEscalationBody = z.infer<typeof ResolveEscalationBodySchema>;
+
+export const ResolveEscalationResultSchema = z.object({
+  applied: z.boolean(),
+  id: z.string(),
+  object: z.literal('escalation'),
+  status: z.enum(escalationStatuses),
+});
+export type ResolveEscalationResult = z.infer<typeof ResolveEscalationResultSchema>;
+
+export interface ResolveDeps {
+  db: Db;
+  config: { agent: { leaseMs: number; taskTimeoutMs: number } };
+}
+
+/**
+ * The escalation a resolve bearer opens, or 401 invalid_escalation_token. A malformed or
+ * unknown id is the same 401 as a wrong bearer: the callback never tells a caller
+ * without the bearer whether an escalation exists.
+ */
+export async function authenticateEscalationBearer(db: Db, publicId: string, bearer: string | null): Promise<EscalationRow> {
+  const id = parsePublicId('escalation', publicId);
+  if (bearer === null || id === null) throw new ApiError('invalid_escalation_token');
+  const [row] = await db.select().from(escalations).where(eq(escalations.id, id));
+  if (row === undefined || !matchesEscalationToken(bearer, row.tokenHashes)) throw new ApiError('invalid_escalation_token');
+  return row;
+}
+
+/**
+ * POST /v1/escalations/{id}/resolve, after authenticateEscalationBearer. A pending
+ * escalation becomes `resolved` with the human's answer; its parked task then resumes
+ * with the answer recorded as a step the planner sees (`cleared` true, the default), or
+ * fails with `escalation_not_cleared` (`cleared` false), in the same transaction. An
+ * escalation that is no longer pending (resolved, expired, canceled) is left as it is:
+ * `applied: false` with its status.
+ */
+export async function resolveEscalation(deps: ResolveDeps, authenticated: EscalationRow, body: ResolveEscalationBody, requestId: string): Promise<ResolveEscalationResult> {
+  return deps.db.transaction(async (tx) => {
+    // The task first, then the escalation: the lock order of every path touching both.
+    const task = await lockTask(tx, authenticated.taskId);
+    const [row] = await tx.select().from(escalations).where(eq(escalations.id, authenticated.id)).for('update');
+    const outcome = (applied: boolean, current: EscalationRow) => ({
+      applied,
+      id: toPublicId('escalation', current.id),
+      object: 'escalation' as const,
+      status: current.status,
+    });
+    if (row!.status !== 'pending') return outcome(false, row!);
+
+    const cleared = body.cleared ?? true;
+    const [resolved] = await tx
+      .update(escalations)
+      .set({
+        status: 'resolved',
+        answer: body.answer ?? null,
+        cleared,
+        resolvedBy: body.resolved_by ?? body.source ?? DEFAULT_RESOLVED_BY,
+        resolvedAt: dbNow(),
+        nextDeliveryAt: null,
+        deliveryLeaseOwner: null,
+      })
+      .where(eq(escalations.id, row!.id))
+      .returning();
+    // Not a key and not the service itself: the audit trail names the callback, and
+    // `resolved_by` says who answered. The answer stays out of it (it may be a password).
+    const actor: Actor = { orgId: resolved!.orgId, actor: 'system', requestId };
+    const escalation = toEscalationResource(resolved!);
+    await recordAudit(tx, actor, {
+      action: 'operator.escalation.resolved',
+      resourceType: 'escalation',
+      resourceId: escalation.id,
+      spaceId: resolved!.spaceId,
+      details: { task_id: escalation.task_id, cleared, resolved_by: escalation.resolved_by, via: 'resolve_callback' },
+    });
+    await emitEvent(tx, { orgId: resolved!.orgId, spaceId: resolved!.spaceId, type: 'operator.escalation.resolved.v1', resource: escalation });
+    if (task?.status === 'needs_human') await continueTask(tx, deps, task, resolved!, actor);
+    return outcome(true, resolved!);
+  });
+}
+
+/** Resumes the parked task with the human's answer in its history, or fails it if the wall stands. */
+async function continueTask(tx: Tx, deps: ResolveDeps, task: TaskRow, escalation: EscalationRow, actor: Actor): Promise<void> {
+  if (escalation.cleared === false) {
+    await endTask(tx, task, { status: 'failed', error: 'escalation_not_cleared' }, actor);
+    return;
+  }
+  const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
+  await tx.insert(taskSteps).values({
+    taskId: task.id,
+    seq: (last?.seq ?? 0) + 1,
+    orgId: task.orgId,
+    type: 'message',
+    action: 'human_answer',
+    note: escalation.answer,
+    createdAt: dbNow(),
+  });
+  await notifyTaskChange(tx, task.id, 'step');
+  await resumeParkedTask(tx, task.id, actor, deps.config.agent);
+}
