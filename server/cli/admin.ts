@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/open';
 import { loadConfig } from '../config';
-import { AdminError, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
+import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
 // exit 0; or an error on stderr, exit 1.
@@ -52,16 +52,17 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config.db);
   try {
-    const result = await run(command, values, database.db);
+    const result = await run(command, values, database.db, config.webhooks.allowPrivateDestinations);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await database.close();
   }
 }
 
-async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0]): Promise<unknown> {
+async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0], allowPrivateDestinations: boolean): Promise<unknown> {
   switch (command) {
     case 'org:create':
+      if (values['escalation-url'] !== undefined) await checkEscalationUrl(values['escalation-url'], allowPrivateDestinations);
       return createOrganization(db, {
         name: required(values, 'name'),
         entitled: values['not-entitled'] !== true,

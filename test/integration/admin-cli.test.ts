@@ -73,6 +73,9 @@ describe('npm run admin', () => {
       ['key:create', '--org', '00000000-0000-4000-8000-000000000000', '--scopes', 'operator:devices:read'],
       ['key:create', '--org', orgId, '--scopes', 'operator:devices:read', '--spaces', foreignSpace],
       ['org:create', '--name', 'X', '--max-devices', 'many'],
+      ['org:create', '--name', 'X', '--escalation-url', 'ftp://example.test/hook'],
+      ['org:create', '--name', 'X', '--escalation-url', 'http://169.254.169.254/latest'],
+      ['org:create', '--name', 'X', '--escalation-url', 'https://user:pw@example.test/hook'],
       ['space:create', '--org', orgId],
     ]) {
       const result = await admin(...args);

@@ -6,6 +6,7 @@ import { isUuid } from '../ids';
 import { formatApiKey, generateKeyId, generateSecret, hashSecret, type KeyEnv } from '../keys/api-key-format';
 import { systemActor } from '../keys/principal';
 import { isScope, type Scope } from '../keys/scopes';
+import { checkDestination, type DestinationRefusal } from '../webhooks/destination';
 
 // What the preview's operators do: create organizations, Spaces and keys, revoke keys.
 // Used by the admin CLI; every change is audited in its own transaction.
@@ -18,6 +19,23 @@ export interface NewOrganization {
   maxDevices: number | null;
   maxDeviceSeconds: number | null;
   escalationUrl: string | null;
+}
+
+const ESCALATION_URL_REFUSALS: Record<Exclude<DestinationRefusal, 'dns_failure'>, string> = {
+  invalid_url: 'The escalation URL is not a valid absolute URL.',
+  unsupported_scheme: 'The escalation URL must use https or http.',
+  credentials_in_url: 'The escalation URL must not contain a user name or password.',
+  blocked_address: 'The escalation URL resolves to a loopback, private, link-local or metadata address.',
+};
+
+/**
+ * Refuses an escalation URL that deliveries would refuse anyway (CONTRACT.md: the webhook
+ * destination rules). A name that does not resolve yet is accepted: delivery resolves it
+ * again on every attempt.
+ */
+export async function checkEscalationUrl(url: string, allowPrivate: boolean): Promise<void> {
+  const check = await checkDestination(url, { allowPrivate });
+  if (!check.ok && check.reason !== 'dns_failure') throw new AdminError(ESCALATION_URL_REFUSALS[check.reason]);
 }
 
 export async function createOrganization(db: Db, input: NewOrganization): Promise<{ org_id: string }> {
