@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext } from 'puppeteer-core';
 import { PuppeteerPageDriver } from './page-driver.js';
-import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
+import { ActionError, type BrowserHandle, type LiveView, type PageDriver } from './types.js';
 
 export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
@@ -36,10 +36,13 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.release = options.release;
   }
 
-  /** Chained on the previous call, so concurrent callers never open two pages. */
   page(): Promise<PageDriver> {
-    this.driver = this.currentOrNewDriver(this.driver);
-    return this.driver;
+    return this.sharedDriver();
+  }
+
+  async liveView(): Promise<LiveView> {
+    const driver = await this.sharedDriver();
+    return driver.openLiveView();
   }
 
   onDisconnected(listener: () => void): void {
@@ -55,6 +58,15 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     if (this.closing !== null || this.disconnected) return;
     this.disconnected = true;
     for (const listener of this.disconnectListeners) listener();
+  }
+
+  /**
+   * The one driver behind page() and liveView(), so a viewer sees the page the agent
+   * drives. Chained on the previous call, so concurrent callers never open two pages.
+   */
+  private sharedDriver(): Promise<PuppeteerPageDriver> {
+    this.driver = this.currentOrNewDriver(this.driver);
+    return this.driver;
   }
 
   /**

@@ -23,10 +23,12 @@ import {
   TAG_NAME_FUNCTION,
   TEXT_OF_SCRIPT,
 } from './in-page-scripts.js';
+import { openLiveView } from './live-view.js';
 import {
   ActionError,
   type ActionErrorCode,
   type ActionTarget,
+  type LiveView,
   type PageDriver,
   type PageObservation,
 } from './types.js';
@@ -213,6 +215,11 @@ export class PuppeteerPageDriver implements PageDriver {
           throw new ActionError('target_not_found', `nothing matches "${selector}"`);
       }
     });
+  }
+
+  /** A live view of this driver's page, for a human watching or taking over. */
+  openLiveView(): Promise<LiveView> {
+    return openLiveView(this.page);
   }
 
   private onRequest(request: HTTPRequest): void {

@@ -59,6 +59,37 @@ const PAGES: Record<string, Route> = {
       <img src="http://127.0.0.1:${port}/pixel.gif?from=cross-host">`,
   }),
   '/pixel.gif': () => ({ body: '' }),
+  // Live-view input lands at fixed viewport coordinates, so the targets sit at known
+  // positions; every effect is written into #status for the driver to read back.
+  '/live': () => ({
+    body: `<!doctype html><title>Live page</title>
+      <style>
+        body { margin: 0; height: 3000px; font: 16px sans-serif; }
+        #big-button { position: absolute; left: 100px; top: 100px; width: 200px; height: 100px; }
+        #live-field { position: absolute; left: 400px; top: 100px; width: 200px; height: 40px; }
+        #next-field { position: absolute; left: 400px; top: 200px; width: 200px; height: 40px; }
+        #status { position: absolute; left: 700px; top: 100px; }
+      </style>
+      <button id="big-button" onclick="show('clicked', 'Big button clicked')"
+        onmousedown="show('mouse-button', String(event.button))">Big button</button>
+      <input id="live-field" aria-label="Live field"
+        oninput="show('typed', this.value)" onkeydown="show('last-key', event.key)">
+      <input id="next-field" aria-label="Next field" onfocus="show('focused', 'next field')">
+      <div id="status">
+        <p id="clicked">not clicked</p>
+        <p id="mouse-button">none</p>
+        <p id="typed"></p>
+        <p id="last-key">none</p>
+        <p id="focused">none</p>
+        <p id="scroll-y">0</p>
+        <p id="viewport"></p>
+      </div>
+      <script>
+        function show(id, text) { document.getElementById(id).textContent = text; }
+        addEventListener('scroll', () => show('scroll-y', String(Math.round(scrollY))));
+        show('viewport', innerWidth + 'x' + innerHeight);
+      </script>`,
+  }),
   '/redirect-away': (_request, port) => ({
     status: 302,
     body: '',

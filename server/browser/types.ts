@@ -63,6 +63,46 @@ export interface PageDriver {
   setAllowedDomains(domains: string[] | null): Promise<void>;
 }
 
+/** One screencast frame of a device's page. */
+export interface LiveFrame {
+  /** The image as JPEG, base64-encoded; it may be scaled down from the viewport. */
+  data: string;
+  /** Viewport size in CSS pixels: the space input coordinates are given in. */
+  width: number;
+  height: number;
+}
+
+/** Human input relayed from a control session; coordinates are viewport CSS pixels. */
+export type LiveInput =
+  | { kind: 'click'; x: number; y: number; button: 'left' | 'right' | 'middle' }
+  | { kind: 'move'; x: number; y: number }
+  | { kind: 'scroll'; x: number; y: number; dx: number; dy: number }
+  /** One key by its name as in KeyboardEvent.key: `Enter`, `Tab`, `a`, `ArrowDown`, ... */
+  | { kind: 'key'; key: string }
+  /** Text typed into whatever has focus. */
+  | { kind: 'text'; text: string };
+
+/** Input the page cannot take as given (an unknown key name); nothing was sent. */
+export class InvalidLiveInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidLiveInputError';
+  }
+}
+
+/** A live view of a device's page: screencast frames out, human input in. */
+export interface LiveView {
+  /**
+   * Calls `listener` with every new frame, and at once with the latest one if there is
+   * one. Returns the function that unregisters it.
+   */
+  onFrame(listener: (frame: LiveFrame) => void): () => void;
+  /** Dispatches one input; InvalidLiveInputError for input the page cannot take. */
+  input(event: LiveInput): Promise<void>;
+  /** Stops the screencast; idempotent. */
+  close(): Promise<void>;
+}
+
 /** One running browser that belongs to exactly one device. */
 export interface BrowserHandle {
   readonly deviceId: string;
@@ -70,6 +110,8 @@ export interface BrowserHandle {
   readonly pid: number | null;
   /** The page the agent drives, created on first use and reused afterwards. */
   page(): Promise<PageDriver>;
+  /** A new live view of that same page (the one the agent drives). */
+  liveView(): Promise<LiveView>;
   /** Called once when the browser goes away without close() being called. */
   onDisconnected(listener: () => void): void;
   /** Closes the browser, keeping the profile for a later launch. */

@@ -1,0 +1,170 @@
+import type { CDPSession, KeyInput, Page, Protocol } from 'puppeteer-core';
+import { ActionError, InvalidLiveInputError, type LiveFrame, type LiveInput, type LiveView } from './types.js';
+
+const JPEG_QUALITY = 60;
+
+const SCREENCAST_OPTIONS: Protocol.Page.StartScreencastRequest = {
+  format: 'jpeg',
+  quality: JPEG_QUALITY,
+  maxWidth: 1280,
+  maxHeight: 1280,
+  everyNthFrame: 1,
+};
+
+/**
+ * Chromium sends screencast frames as the compositor produces them, and nothing
+ * guarantees one for a page that does not repaint; past this delay the view takes a
+ * screenshot so a viewer is never left without a picture.
+ */
+const FIRST_FRAME_WAIT_MS = 300;
+
+const VIEWPORT_SIZE_EXPRESSION = '({ width: innerWidth, height: innerHeight })';
+
+/** The message puppeteer's keyboard throws, before sending anything, for a name it has no key for. */
+const UNKNOWN_KEY_MESSAGE_PREFIX = 'Unknown key: ';
+
+/**
+ * Opens a live view of `page` on its own CDP session, so several views and the agent's
+ * driver can share the page without disturbing each other.
+ */
+export async function openLiveView(page: Page): Promise<LiveView> {
+  let session: CDPSession;
+  try {
+    session = await page.createCDPSession();
+  } catch {
+    throw browserGone();
+  }
+  const view = new ScreencastLiveView(page, session);
+  try {
+    await view.start();
+  } catch {
+    await view.close();
+    throw browserGone();
+  }
+  return view;
+}
+
+class ScreencastLiveView implements LiveView {
+  private readonly listeners = new Set<(frame: LiveFrame) => void>();
+  private latestFrame: LiveFrame | null = null;
+  private firstFrameTimer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly page: Page,
+    private readonly session: CDPSession,
+  ) {}
+
+  async start(): Promise<void> {
+    this.session.on('Page.screencastFrame', (event) => this.onScreencastFrame(event));
+    await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS);
+    this.firstFrameTimer = setTimeout(() => void this.captureFrameIfNoneArrived(), FIRST_FRAME_WAIT_MS);
+  }
+
+  onFrame(listener: (frame: LiveFrame) => void): () => void {
+    if (this.closing !== null) return () => undefined;
+    this.listeners.add(listener);
+    if (this.latestFrame !== null) listener(this.latestFrame);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async input(event: LiveInput): Promise<void> {
+    try {
+      await this.dispatch(event);
+    } catch (error) {
+      if (error instanceof InvalidLiveInputError) throw error;
+      throw browserGone();
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.stop();
+    return this.closing;
+  }
+
+  private async dispatch(event: LiveInput): Promise<void> {
+    const { mouse, keyboard } = this.page;
+    switch (event.kind) {
+      case 'click':
+        await mouse.click(event.x, event.y, { button: event.button });
+        return;
+      case 'move':
+        await mouse.move(event.x, event.y);
+        return;
+      case 'scroll':
+        // Wheel events go to whatever is under the pointer, so the pointer goes there first.
+        await mouse.move(event.x, event.y);
+        await mouse.wheel({ deltaX: event.dx, deltaY: event.dy });
+        return;
+      case 'key':
+        try {
+          await keyboard.press(event.key as KeyInput);
+        } catch (error) {
+          if (error instanceof Error && error.message.startsWith(UNKNOWN_KEY_MESSAGE_PREFIX)) {
+            throw new InvalidLiveInputError(`"${event.key}" is not a key name`);
+          }
+          throw error;
+        }
+        return;
+      case 'text':
+        await keyboard.type(event.text);
+        return;
+    }
+  }
+
+  private onScreencastFrame(event: Protocol.Page.ScreencastFrameEvent): void {
+    // Chromium stops sending frames while a couple of them are unacknowledged.
+    void this.session.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => undefined);
+    this.publish({
+      data: event.data,
+      width: Math.round(event.metadata.deviceWidth),
+      height: Math.round(event.metadata.deviceHeight),
+    });
+  }
+
+  private async captureFrameIfNoneArrived(): Promise<void> {
+    if (this.latestFrame !== null || this.closing !== null) return;
+    try {
+      const [screenshot, viewport] = await Promise.all([
+        this.session.send('Page.captureScreenshot', { format: 'jpeg', quality: JPEG_QUALITY }),
+        // The screenshot covers the whole viewport, scrollbars included, as innerWidth
+        // does; Page.getLayoutMetrics reports the viewport without its scrollbars.
+        this.session.send('Runtime.evaluate', { expression: VIEWPORT_SIZE_EXPRESSION, returnByValue: true }),
+      ]);
+      // A screencast frame that arrived meanwhile is newer than the screenshot.
+      if (this.latestFrame !== null) return;
+      const size = viewport.result.value as { width: number; height: number };
+      this.publish({ data: screenshot.data, width: Math.round(size.width), height: Math.round(size.height) });
+    } catch {
+      // The page is navigating, and its new document paints a screencast frame, or it is
+      // gone, which input() reports to whoever uses the view.
+    }
+  }
+
+  private publish(frame: LiveFrame): void {
+    this.latestFrame = frame;
+    for (const listener of this.listeners) {
+      try {
+        listener(frame);
+      } catch {
+        // One failing viewer must not starve the others, nor throw into puppeteer's
+        // protocol message dispatch, which runs this.
+      }
+    }
+  }
+
+  private async stop(): Promise<void> {
+    clearTimeout(this.firstFrameTimer);
+    // A screenshot taken for the first frame may still land after this.
+    this.listeners.clear();
+    // The page or the whole browser may already be gone, which stops the screencast too.
+    await this.session.send('Page.stopScreencast').catch(() => undefined);
+    await this.session.detach().catch(() => undefined);
+  }
+}
+
+function browserGone(): ActionError {
+  return new ActionError('browser_gone', 'the browser is no longer running');
+}
