@@ -62,6 +62,7 @@ const EnvSchema = z.object({
   }),
   OPERATOR_WEBHOOK_CONCURRENCY: positiveInt(32),
   OPERATOR_ESCALATION_TTL_SECS: positiveInt(3600),
+  OPERATOR_TAKEOVER_HOLD_SECS: positiveInt(300),
 
   OPERATOR_RATE_LIMIT_PER_SEC: positiveInt(20),
   OPERATOR_RATE_LIMIT_BURST: positiveInt(40),
@@ -126,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: e.OPERATOR_WEBHOOK_CONCURRENCY,
     },
     escalations: { ttlMs: e.OPERATOR_ESCALATION_TTL_SECS * 1000 },
+    sessions: { holdMs: e.OPERATOR_TAKEOVER_HOLD_SECS * 1000 },
     rateLimit: {
       perSecond: e.OPERATOR_RATE_LIMIT_PER_SEC,
       burst: e.OPERATOR_RATE_LIMIT_BURST,

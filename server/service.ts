@@ -15,11 +15,13 @@ import { CursorCodec } from './domain/pagination/cursor';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
 import { TaskChannel } from './domain/tasks/task-channel';
+import { SessionGateway } from './gateway/session-gateway';
 import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
 import { escalationWorker } from './jobs/escalation-worker';
 import { retentionSweep } from './jobs/retention-sweep';
+import { sessionUpkeep } from './jobs/session-upkeep';
 import { taskRunner } from './jobs/task-runner';
 import { webhookDeliveryWorker } from './jobs/webhook-delivery';
 import type { Worker } from './jobs/worker';
@@ -85,10 +87,14 @@ export async function startService(config: Config): Promise<RunningService> {
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
-  const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services)];
+  const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams();
   const rawRoutes: RawRoute[] = [taskEventsRoute(services.taskChannel, eventStreams)];
-  const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [];
+  const gateway = new SessionGateway(services);
+  await gateway.start();
+  const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
+    (req, socket, head) => gateway.handleUpgrade(req, socket, head),
+  ];
 
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
   const route = createRequestRouter({
@@ -135,6 +141,8 @@ export async function startService(config: Config): Promise<RunningService> {
         server.closeIdleConnections();
         // Event streams would hold the server open; their clients resume with after_seq.
         eventStreams.endAll();
+        // So would live-view sockets; their clients reconnect to the next instance.
+        await gateway.close();
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;
         clearTimeout(grace);

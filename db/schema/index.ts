@@ -8,3 +8,4 @@ export * from './tasks';
 export * from './webhooks';
 export * from './service-settings';
 export * from './escalations';
+export * from './sessions';

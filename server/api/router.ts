@@ -13,6 +13,11 @@ import { submitTaskProcedure } from './tasks/submit-task';
 import { getEscalationProcedure } from './escalations/get-escalation';
 import { listEscalationsProcedure } from './escalations/list-escalations';
 import { resolveEscalationProcedure } from './escalations/resolve-escalation';
+import { createSessionProcedure } from './sessions/create-session';
+import { getSessionProcedure } from './sessions/get-session';
+import { releaseProcedure } from './sessions/release';
+import { revokeSessionProcedure } from './sessions/revoke-session';
+import { takeOverProcedure } from './sessions/take-over';
 import { getUsageProcedure } from './usage/get-usage';
 import { createWebhookEndpointProcedure } from './webhooks/create-webhook-endpoint';
 import { deleteWebhookEndpointProcedure } from './webhooks/delete-webhook-endpoint';
@@ -43,6 +48,11 @@ export const appRouter = router({
   getWebhookEndpoint: getWebhookEndpointProcedure,
   updateWebhookEndpoint: updateWebhookEndpointProcedure,
   deleteWebhookEndpoint: deleteWebhookEndpointProcedure,
+  createSession: createSessionProcedure,
+  getSession: getSessionProcedure,
+  revokeSession: revokeSessionProcedure,
+  takeOver: takeOverProcedure,
+  release: releaseProcedure,
   listEscalations: listEscalationsProcedure,
   getEscalation: getEscalationProcedure,
   resolveEscalation: resolveEscalationProcedure,

@@ -24,6 +24,13 @@ export async function startTaskPages(): Promise<TaskPages> {
     } else if (url.pathname === '/submit') {
       response.end(`<!doctype html><title>Thanks</title>
         <p id="message">Welcome, ${escapeHtml(url.searchParams.get('email') ?? '')}</p>`);
+    } else if (url.pathname === '/takeover') {
+      // A wall only a human passes: the agent waits for "Unlocked"; a click at (150, 60)
+      // through a control session unlocks it.
+      response.end(`<!doctype html><title>Locked</title>
+        <style>body { margin: 0 } #unlock { position: absolute; left: 0; top: 0; width: 300px; height: 120px }</style>
+        <button id="unlock" onclick="document.getElementById('status').textContent = 'Unlocked'">Unlock</button>
+        <p id="status" style="margin-top: 200px">Locked</p>`);
     } else if (url.pathname === '/plain') {
       response.end('<!doctype html><title>Plain</title><p id="text">Nothing happens here</p>');
     } else {

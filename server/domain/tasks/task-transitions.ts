@@ -5,6 +5,7 @@ import { failureResult, type FailureCode } from '../../agent/failures';
 import type { JsonValue } from '../../agent/json-value';
 import { recordAudit } from '../audit/record-audit';
 import { cancelPendingEscalations } from '../escalations/close-escalations';
+import { clearHoldsOnTask } from '../sessions/clear-task-holds';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
 import { dbNow, dbNowPlus } from './db-time';
@@ -36,9 +37,9 @@ export async function lockTask(tx: Tx, taskId: string): Promise<TaskRow | null> 
  * (the answer, `{error, detail}` with the fixed sentence, or null when canceled),
  * finished_at, lease dropped, the device's slot released (only if it still points at
  * this task: a device lost or deleted meanwhile has cleared it already), audit entry,
- * outbox event and the stream notification. The slot is released, and a request for
- * help still pending is canceled, on every terminal path because every terminal path is
- * this function.
+ * outbox event and the stream notification. The slot is released, a request for help
+ * still pending is canceled and a takeover hold on the task is dropped on every terminal
+ * path, because every terminal path is this function.
  */
 export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor): Promise<TaskRow> {
   const result = end.status === 'succeeded' ? end.result : end.status === 'failed' ? failureResult(end.error) : null;
@@ -52,6 +53,7 @@ export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor):
     .set({ currentTaskId: null, lastActiveAt: dbNow() })
     .where(and(eq(devices.id, row.deviceId), eq(devices.currentTaskId, row.id)));
   await cancelPendingEscalations(tx, row.id, actor);
+  await clearHoldsOnTask(tx, row.id);
   await recordChange(tx, actor, row, updated!, end.status === 'failed' ? { error: end.error } : {});
   return updated!;
 }
@@ -87,6 +89,9 @@ export async function parkTask(tx: Tx, row: TaskRow, actor: Actor, details: Reco
 export async function resumeParkedTask(tx: Tx, taskId: string, actor: Actor, settings: { leaseMs: number; taskTimeoutMs: number }): Promise<TaskRow | null> {
   const row = await lockTask(tx, taskId);
   if (row === null || row.status !== 'needs_human') return null;
+  // Whoever resumes it (an answer, a released takeover) settles what it was parked on: a
+  // request for help still pending could otherwise resume a later park with a stale answer.
+  await cancelPendingEscalations(tx, row.id, actor);
   const [updated] = await tx
     .update(tasks)
     .set({

@@ -7,6 +7,7 @@ import { ApiError } from '../../errors';
 import type { Principal } from '../keys/principal';
 import { assertSpaceAccess } from '../spaces/space-access';
 import { DAY_MS, deviceSecondsInWindow } from '../devices/metering';
+import { sessionSecondsInWindow } from '../sessions/session-metering';
 
 export const UsageQuerySchema = z.strictObject({
   product: z.string().max(100).optional(),
@@ -31,7 +32,7 @@ export type Usage = z.infer<typeof UsageSchema>;
  * Usage is an organization-level report (quotas are per organization too), so like
  * other organization-level resources it needs an organization-wide key: a
  * Space-scoped key gets 403 insufficient_scope rather than other Spaces' figures.
- * Sessions are not metered yet, so session_duration is 0.
+ * Sessions count from mint to revocation or expiry (session-metering.ts).
  */
 export async function getUsage(db: Db, prices: Config['prices'], principal: Principal, query: UsageQuery, now = new Date()): Promise<Usage> {
   if ((query.product ?? 'operator') !== 'operator') {
@@ -39,15 +40,16 @@ export async function getUsage(db: Db, prices: Config['prices'], principal: Prin
   }
   assertSpaceAccess(principal, null);
   const windowStart = new Date(now.getTime() - DAY_MS);
-  const [deviceSeconds, [taskCount], [stepCount]] = await Promise.all([
+  const [deviceSeconds, sessionSeconds, [taskCount], [stepCount]] = await Promise.all([
     deviceSecondsInWindow(db, principal.orgId, now),
+    sessionSecondsInWindow(db, principal.orgId, now),
     db.select({ n: count() }).from(tasks).where(and(eq(tasks.orgId, principal.orgId), gt(tasks.createdAt, windowStart))),
     db.select({ n: count() }).from(taskSteps).where(and(eq(taskSteps.orgId, principal.orgId), gt(taskSteps.createdAt, windowStart))),
   ]);
   return {
     data: [
       usageRow('device_duration', 'device', 'second', deviceSeconds, prices.deviceSecondMicro),
-      usageRow('session_duration', 'session', 'second', 0, prices.sessionSecondMicro),
+      usageRow('session_duration', 'session', 'second', sessionSeconds, prices.sessionSecondMicro),
       usageRow('task', 'task', 'count', taskCount?.n ?? 0, prices.taskMicro),
       usageRow('step', 'task', 'count', stepCount?.n ?? 0, prices.stepMicro),
     ],

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+// The session WebSocket protocol (subprotocol `svc.operator.v1`), JSON text messages.
+// Server → client: `ready` once, then `frame`s; `error` when an input is refused.
+// Client → server: `input`. docs/api.md ("Sessions") is the reference.
+
+export const SUBPROTOCOL = 'svc.operator.v1';
+export const TOKEN_SUBPROTOCOL_PREFIX = 'svc.token.';
+
+const coordinate = z.number().finite().min(0).max(100_000);
+const delta = z.number().finite().min(-100_000).max(100_000);
+
+export const ClientMessageSchema = z.strictObject({
+  type: z.literal('input'),
+  input: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('click'), x: coordinate, y: coordinate, button: z.enum(['left', 'right', 'middle']).default('left') }),
+    z.strictObject({ kind: z.literal('move'), x: coordinate, y: coordinate }),
+    z.strictObject({ kind: z.literal('scroll'), x: coordinate, y: coordinate, dx: delta, dy: delta }),
+    z.strictObject({ kind: z.literal('key'), key: z.string().min(1).max(50) }),
+    z.strictObject({ kind: z.literal('text'), text: z.string().min(1).max(10_000) }),
+  ]),
+});
+export type ClientMessage = z.infer<typeof ClientMessageSchema>;
+
+/** Why an input was refused; the socket stays open. */
+export type InputRefusal = 'invalid_message' | 'input_not_allowed' | 'invalid_input';
+
+/** Close codes (4000-4999 are the application's): the reason is the CONTRACT.md code. */
+export const CLOSE = {
+  sessionExpired: { code: 4410, reason: 'session_expired' },
+  deviceNotReady: { code: 4409, reason: 'device_not_ready' },
+  shuttingDown: { code: 1001, reason: 'going_away' },
+} as const;

@@ -1,0 +1,218 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { eq } from 'drizzle-orm';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { sessions } from '../../db/schema';
+import { InvalidLiveInputError, type LiveFrame, type LiveView } from '../browser';
+import { newPublicId } from '../domain/ids';
+import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
+import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
+import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
+import { ApiError } from '../errors';
+import { toApiError } from '../http/to-api-error';
+import type { Services } from '../services';
+import { DeviceViews } from './device-views';
+import { ClientMessageSchema, CLOSE, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
+import { authenticateHandshake, gatewaySessionId } from './handshake';
+
+// A socket with more than this waiting to be sent gets no new frames until it drains:
+// a slow viewer sees fewer frames instead of growing the server's memory.
+const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024;
+// Expiry and a browser that went away (device slept, deleted, lost) are noticed by this
+// sweep; revocation and holds arrive at once through NOTIFY.
+const SWEEP_MS = 1_000;
+// How long a key's revocation may go unnoticed by the input check (as for API requests).
+const KEY_CHECK_TTL_MS = 1_000;
+
+interface Connection {
+  socket: WebSocket;
+  /** The session row as last read; refreshed on every change notification. */
+  session: SessionRow;
+  view: LiveView;
+  stopFrames: () => void;
+  /** Inputs run one after another, in the order they arrived. */
+  inputs: Promise<void>;
+}
+
+/**
+ * The live-view WebSocket gateway at `/v1/sessions/{id}/ws`: authenticates the handshake
+ * by the session token offered as a subprotocol, relays the device page's screencast to
+ * every socket of a live session, and relays input from control sessions that hold a
+ * takeover, re-checking the session (and, for input, the minting key and the hold) on
+ * every relayed message.
+ */
+export class SessionGateway {
+  readonly #services: Services;
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
+  readonly #views: DeviceViews;
+  readonly #connections = new Set<Connection>();
+  readonly #loadKey: LoadKeyRecord;
+  readonly #keyChecks = new Map<string, { at: number; allowed: Promise<boolean> }>();
+  #sweep: NodeJS.Timeout | null = null;
+  #unlisten: (() => Promise<void>) | null = null;
+  #closed = false;
+
+  constructor(services: Services) {
+    this.#services = services;
+    this.#views = new DeviceViews(services.browserPool);
+    this.#loadKey = keyRecordLoader(services.db);
+  }
+
+  async start(): Promise<void> {
+    const { unlisten } = await this.#services.sql.listen(SESSION_CHANNEL, (sessionId) => void this.#refresh(sessionId));
+    this.#unlisten = unlisten;
+    this.#sweep = setInterval(() => this.#checkAll(), SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  /** Takes the upgrade when the URL is the gateway's; false leaves it to others. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const publicId = gatewaySessionId(req.url);
+    if (publicId === null) return false;
+    void this.#accept(req, socket, head, publicId);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#sweep !== null) clearInterval(this.#sweep);
+    await this.#unlisten?.().catch(() => undefined);
+    for (const connection of this.#connections) this.#end(connection, CLOSE.shuttingDown);
+    this.#wss.close();
+  }
+
+  async #accept(req: IncomingMessage, socket: Duplex, head: Buffer, publicId: string): Promise<void> {
+    const requestId = newPublicId('request');
+    let session: SessionRow;
+    let view: LiveView;
+    try {
+      if (this.#closed) throw new ApiError('device_not_ready');
+      session = await authenticateHandshake(this.#services.db, req, publicId);
+      // No browser here: the device went away meanwhile, or runs on another instance.
+      view = await this.#views.acquire(session.deviceId).catch(() => Promise.reject(new ApiError('device_not_ready')));
+    } catch (error) {
+      refuseHandshake(socket, requestId, error, this.#services);
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#open(ws, session, view));
+  }
+
+  #open(socket: WebSocket, session: SessionRow, view: LiveView): void {
+    const connection: Connection = { socket, session, view, stopFrames: () => undefined, inputs: Promise.resolve() };
+    this.#connections.add(connection);
+    send(socket, { type: 'ready', session_id: `ses_${session.id}`, device_id: `dev_${session.deviceId}`, mode: session.mode, expires_at: session.expiresAt.toISOString() });
+    connection.stopFrames = view.onFrame((frame) => this.#relayFrame(connection, frame));
+    socket.on('message', (data, isBinary) => {
+      connection.inputs = connection.inputs.then(() => this.#relayInput(connection, data, isBinary));
+    });
+    socket.on('close', () => this.#forget(connection));
+    socket.on('error', () => this.#forget(connection));
+  }
+
+  #relayFrame(connection: Connection, frame: LiveFrame): void {
+    if (!this.#stillLive(connection)) return;
+    if (connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
+    send(connection.socket, { type: 'frame', format: 'jpeg', data: frame.data, width: frame.width, height: frame.height });
+  }
+
+  async #relayInput(connection: Connection, data: RawData, isBinary: boolean): Promise<void> {
+    if (!this.#stillLive(connection)) return;
+    const parsed = isBinary ? null : ClientMessageSchema.safeParse(parseJson(data.toString()));
+    if (parsed === null || !parsed.success) return refuse(connection, 'invalid_message', 'Messages are JSON {"type": "input", "input": {...}}.');
+    const { session } = connection;
+    // All three, on every message (spec): a control session, the minting key still
+    // holding operator:sessions:control, and this session holding an unexpired takeover.
+    if (session.mode !== 'control') return refuse(connection, 'input_not_allowed', 'A watch session cannot send input.');
+    if (session.holdTaskId === null || session.holdExpiresAt === null || session.holdExpiresAt <= new Date()) {
+      return refuse(connection, 'input_not_allowed', 'Input needs a takeover held by this session.');
+    }
+    if (!(await this.#keyMayControl(session.keyId))) return refuse(connection, 'input_not_allowed', 'The key that minted this session can no longer control it.');
+    try {
+      await connection.view.input(parsed.data.input);
+    } catch (error) {
+      if (error instanceof InvalidLiveInputError) return refuse(connection, 'invalid_input', 'The page cannot take this input.');
+      this.#end(connection, CLOSE.deviceNotReady);
+    }
+  }
+
+  /** The per-message liveness check; a dead session or browser closes the socket. */
+  #stillLive(connection: Connection): boolean {
+    if (connection.socket.readyState !== connection.socket.OPEN) return false;
+    if (!isSessionLive(connection.session)) {
+      this.#end(connection, CLOSE.sessionExpired);
+      return false;
+    }
+    if (this.#services.browserPool.get(connection.session.deviceId) === undefined) {
+      this.#end(connection, CLOSE.deviceNotReady);
+      return false;
+    }
+    return true;
+  }
+
+  #checkAll(): void {
+    for (const connection of this.#connections) this.#stillLive(connection);
+  }
+
+  async #refresh(sessionId: string): Promise<void> {
+    const affected = [...this.#connections].filter((connection) => connection.session.id === sessionId);
+    if (affected.length === 0) return;
+    try {
+      const [row] = await this.#services.db.select().from(sessions).where(eq(sessions.id, sessionId));
+      for (const connection of affected) {
+        if (row !== undefined) connection.session = row;
+        this.#stillLive(connection);
+      }
+    } catch (error) {
+      this.#services.log.warn({ err: error, sessionId }, 'could not re-read a session after a change');
+    }
+  }
+
+  async #keyMayControl(keyId: string): Promise<boolean> {
+    const cached = this.#keyChecks.get(keyId);
+    if (cached !== undefined && Date.now() - cached.at < KEY_CHECK_TTL_MS) return cached.allowed;
+    const allowed = this.#loadKey(keyId).then(
+      (record) => record !== null && record.revokedAt === null && record.scopes.includes('operator:sessions:control'),
+      () => false,
+    );
+    this.#keyChecks.set(keyId, { at: Date.now(), allowed });
+    return allowed;
+  }
+
+  #end(connection: Connection, reason: { code: number; reason: string }): void {
+    if (connection.socket.readyState === connection.socket.OPEN) connection.socket.close(reason.code, reason.reason);
+    this.#forget(connection);
+  }
+
+  #forget(connection: Connection): void {
+    if (!this.#connections.delete(connection)) return;
+    connection.stopFrames();
+    this.#views.release(connection.session.deviceId);
+  }
+}
+
+function refuse(connection: Connection, code: InputRefusal, message: string): void {
+  send(connection.socket, { type: 'error', code, message });
+}
+
+function send(socket: WebSocket, message: Record<string, unknown>): void {
+  if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Answers a refused handshake with the CONTRACT.md error body and closes the socket. */
+function refuseHandshake(socket: Duplex, requestId: string, error: unknown, services: Services): void {
+  const { apiError, unexpected } = toApiError(error);
+  if (unexpected) services.log.error({ err: error, requestId }, 'session handshake failed');
+  const body = JSON.stringify(apiError.toBody(requestId));
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
