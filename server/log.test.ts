@@ -14,4 +14,13 @@ describe('maskSecrets', () => {
   it('hides webhook secrets', () => {
     expect(maskSecrets('secret whsec_abcDEF123-_xyz')).not.toContain('abcDEF123');
   });
+
+  it('keeps the key id of a console key and hides session tokens, escalation bearers and console sign-ins whole', () => {
+    const keyId = generateKeyId();
+    const secret = generateSecret();
+    expect(maskSecrets(`svc_console_${keyId}_${secret}`)).toBe(`svc_console_${keyId}_****`);
+    for (const token of [`sestok_${secret}`, `esctok_${secret}`, `constok_${secret}`, `svc.token.sestok_${secret}`]) {
+      expect(maskSecrets(`header ${token} end`)).not.toContain(secret);
+    }
+  });
 });

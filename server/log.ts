@@ -1,12 +1,14 @@
 import pino from 'pino';
 
-// API keys look like svc_operator_<env>_<key_id>_<secret>; logs keep the key id (useful
-// for support) and mask the secret. Applied to every string that reaches the logger.
-const API_KEY_PATTERN = /\b(svc_operator_(?:live|test)_[a-z2-7]{12})_[A-Za-z0-9-]{43}\b/g;
-const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sest_|esct_)[A-Za-z0-9_-]+/g];
+// API keys look like svc_operator_<env>_<key_id>_<secret> and console keys like
+// svc_console_<key_id>_<secret>; logs keep the key id (useful for support) and mask the
+// secret. Webhook secrets, session tokens (also as a subprotocol), escalation bearers and
+// console sign-in tokens are masked whole. Applied to every string that reaches the logger.
+const KEY_PATTERN = /\b(svc_(?:operator_(?:live|test)|console)_[a-z2-7]{12})_[A-Za-z0-9-]{43}\b/g;
+const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sestok_|esctok_|constok_)[A-Za-z0-9_-]+/g];
 
 export function maskSecrets(text: string): string {
-  let masked = text.replace(API_KEY_PATTERN, '$1_****');
+  let masked = text.replace(KEY_PATTERN, '$1_****');
   for (const pattern of OTHER_SECRET_PATTERNS) {
     masked = masked.replace(pattern, (match, prefix: unknown) => `${typeof prefix === 'string' ? prefix : match.slice(0, 6)}****`);
   }
