@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { expect, test } from '@playwright/test';
+import { admin } from './admin-cli';
 
 // The README's journey, end to end against the running service: an operator mints a key
 // with the admin CLI; a client creates a device, submits a task in the offline language
@@ -27,14 +26,6 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   await new Promise((resolve) => site.close(resolve));
 });
-
-function admin(...args: string[]): any {
-  const output = execFileSync(process.execPath, [path.join('node_modules', 'tsx', 'dist', 'cli.mjs'), 'server/cli/admin.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL! },
-    encoding: 'utf8',
-  });
-  return JSON.parse(output);
-}
 
 test('a new user runs a first task and watches its steps stream', async ({ request }) => {
   const { org_id: orgId } = admin('org:create', '--name', 'E2E');

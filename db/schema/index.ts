@@ -9,3 +9,4 @@ export * from './webhooks';
 export * from './service-settings';
 export * from './escalations';
 export * from './sessions';
+export * from './operators';

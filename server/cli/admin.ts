@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/open';
 import { loadConfig } from '../config';
+import { createOperator } from '../domain/console/operator-accounts';
 import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
@@ -9,7 +10,8 @@ const USAGE = `usage: npm run --silent admin -- <command> [options]
   org:create --name N [--not-entitled] [--max-devices N] [--max-device-seconds N] [--escalation-url URL]
   space:create --org ORG --name N
   key:create --org ORG --scopes a,b [--spaces uuid,uuid] [--env live|test]
-  key:revoke --key-id ID`;
+  key:revoke --key-id ID
+  operator:create --name N        (a console sign-in key for an operator of the preview)`;
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -80,6 +82,8 @@ async function run(command: string | undefined, values: Values, db: Parameters<t
     }
     case 'key:revoke':
       return revokeApiKey(db, required(values, 'key-id'));
+    case 'operator:create':
+      return createOperator(db, required(values, 'name'));
     default:
       throw new AdminError(USAGE);
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseApiKey, maskApiKey } from '../domain/keys/api-key-format';
 import { ApiError } from '../errors';
+import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
@@ -19,10 +20,12 @@ export interface RequestRouterOptions {
 
 /**
  * Top-level dispatch of the one HTTP server: health probes, the OpenAPI document and
- * reference page, raw /v1 routes, the tRPC-backed /v1 API, and Next.js for the rest.
+ * reference page, raw /v1 routes, the tRPC-backed /v1 API, the console's API, and
+ * Next.js for the rest.
  */
 export function createRequestRouter(options: RequestRouterOptions) {
   const handleV1 = createV1Handler(options.services, options.rawRoutes);
+  const handleConsoleApi = createConsoleHandler(options.services);
   // Access lines are built only from fields that hold no secret (a key shows only its id),
   // so they skip the logger's redaction pass, which cost as much as writing the line.
   const accessLog = options.services.log.child({}, { redact: [] });
@@ -55,6 +58,8 @@ export function createRequestRouter(options: RequestRouterOptions) {
       return handleV1(req, res, requestId);
     }
 
+    // The console's API is served with or without the console pages (tests call it directly).
+    if (path.startsWith(CONSOLE_API_PREFIX)) return handleConsoleApi(req, res);
     if (options.console !== null) return options.console(req, res);
     const error = new ApiError('not_found');
     return sendJson(res, error.status, error.toBody(requestId));

@@ -1,9 +1,10 @@
+import { deleteExpiredConsoleSessions } from '../domain/console/console-sessions';
 import { pruneOutbox } from '../domain/events/outbox-retention';
 import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/with-idempotency';
 import type { Services } from '../services';
 import { periodicWorker, type Worker } from './worker';
 
-/** Hourly-ish housekeeping of records past their retention: idempotency keys, the outbox. */
+/** Hourly-ish housekeeping of records past their retention: idempotency keys, the outbox, console sign-ins. */
 export function retentionSweep(services: Services): Worker {
   return periodicWorker(
     'retention-sweep',
@@ -11,6 +12,7 @@ export function retentionSweep(services: Services): Worker {
     async () => {
       await deleteExpiredIdempotencyKeys(services.db);
       await pruneOutbox(services.db);
+      await deleteExpiredConsoleSessions(services.db);
     },
     (error) => services.log.error({ err: error }, 'retention sweep failed'),
   );

@@ -57,6 +57,14 @@ describe('npm run admin', () => {
     });
     expect(json(await admin('key:revoke', '--key-id', created.key_id))).toEqual({ revoked: true });
 
+    const operator = json(await admin('operator:create', '--name', 'Ada'));
+    expect(operator).toEqual({ operator_id: expect.stringMatching(/^[0-9a-f-]{36}$/), console_key: expect.stringMatching(/^svc_console_[a-z2-7]{12}_[A-Za-z0-9-]{43}$/) });
+    const reader = postgres(database.url, { max: 1, onnotice: () => {} });
+    const [stored] = await reader`select key_id, secret_hash from operators where id = ${operator.operator_id}`;
+    await reader.end();
+    expect(operator.console_key).toContain(stored!.key_id);
+    expect(operator.console_key).not.toContain(stored!.secret_hash);
+
     const again = await admin('key:revoke', '--key-id', created.key_id);
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');

@@ -17,4 +17,4 @@ export const resolveEscalationProcedure = escalationBearerProcedure
   })
   .input(ResolveEscalationBodySchema.extend({ id: z.string().max(200) }))
   .output(ResolveEscalationResultSchema)
-  .mutation(({ ctx, input: { id: _id, ...body } }) => resolveEscalation(ctx.services, ctx.escalation, body, ctx.requestId));
+  .mutation(({ ctx, input: { id: _id, ...body } }) => resolveEscalation(ctx.services, ctx.escalation, body, { requestId: ctx.requestId, via: 'resolve_callback' }));

@@ -53,14 +53,20 @@ export async function authenticateEscalationBearer(db: Db, publicId: string, bea
 }
 
 /**
- * POST /v1/escalations/{id}/resolve, after authenticateEscalationBearer. A pending
+ * POST /v1/escalations/{id}/resolve, after authenticateEscalationBearer, or an operator's
+ * answer in the console (`origin.via`). A pending
  * escalation becomes `resolved` with the human's answer; its parked task then resumes
  * with the answer recorded as a step the planner sees (`cleared` true, the default), or
  * fails with `escalation_not_cleared` (`cleared` false), in the same transaction. An
  * escalation that is no longer pending (resolved, expired, canceled) is left as it is:
  * `applied: false` with its status.
  */
-export async function resolveEscalation(deps: ResolveDeps, authenticated: EscalationRow, body: ResolveEscalationBody, requestId: string): Promise<ResolveEscalationResult> {
+export async function resolveEscalation(
+  deps: ResolveDeps,
+  authenticated: EscalationRow,
+  body: ResolveEscalationBody,
+  origin: { requestId: string | null; via: 'resolve_callback' | 'console' },
+): Promise<ResolveEscalationResult> {
   return deps.db.transaction(async (tx) => {
     // The task first, then the escalation: the lock order of every path touching both.
     const task = await lockTask(tx, authenticated.taskId);
@@ -89,14 +95,14 @@ export async function resolveEscalation(deps: ResolveDeps, authenticated: Escala
       .returning();
     // Not a key and not the service itself: the audit trail names the callback, and
     // `resolved_by` says who answered. The answer stays out of it (it may be a password).
-    const actor: Actor = { orgId: resolved!.orgId, actor: 'system', requestId };
+    const actor: Actor = { orgId: resolved!.orgId, actor: 'system', requestId: origin.requestId };
     const escalation = toEscalationResource(resolved!);
     await recordAudit(tx, actor, {
       action: 'operator.escalation.resolved',
       resourceType: 'escalation',
       resourceId: escalation.id,
       spaceId: resolved!.spaceId,
-      details: { task_id: escalation.task_id, cleared, resolved_by: escalation.resolved_by, via: 'resolve_callback' },
+      details: { task_id: escalation.task_id, cleared, resolved_by: escalation.resolved_by, via: origin.via },
     });
     await emitEvent(tx, { orgId: resolved!.orgId, spaceId: resolved!.spaceId, type: 'operator.escalation.resolved.v1', resource: escalation });
     if (task?.status === 'needs_human') await continueTask(tx, deps, task, resolved!, actor);

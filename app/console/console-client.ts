@@ -1,0 +1,21 @@
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+// Types only: no server code reaches the browser bundle.
+import type { ConsoleAppRouter } from '../../server/console/console-router';
+
+/** The console API on the same origin; the header is the API's CSRF guard. */
+export const consoleApi = createTRPCClient<ConsoleAppRouter>({
+  links: [httpLink({ url: '/console/api', headers: { 'x-svc-console': '1' } })],
+});
+
+export type Organization = Awaited<ReturnType<typeof consoleApi.organizations.query>>[number];
+export type ApiKeyRow = Awaited<ReturnType<typeof consoleApi.keys.query>>[number];
+export type PendingEscalation = Awaited<ReturnType<typeof consoleApi.pendingEscalations.query>>[number];
+
+export function isSignedOut(error: unknown): boolean {
+  return error instanceof TRPCClientError && error.data?.code === 'UNAUTHORIZED';
+}
+
+/** The message to show an operator for a failed call. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : 'Something went wrong.';
+}

@@ -1,0 +1,7 @@
+import { ConsoleApp } from './console-app';
+
+export const metadata = { title: 'Operator console · Browser Device Operator Service' };
+
+export default function ConsolePage() {
+  return <ConsoleApp />;
+}

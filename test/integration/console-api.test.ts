@@ -1,0 +1,145 @@
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleSessions } from '../../db/schema';
+import type { ConsoleAppRouter } from '../../server/console/console-router';
+import { createOperator } from '../../server/domain/console/operator-accounts';
+import { apiClient } from '../support/http';
+import { waitForTaskEnd } from '../support/task-helpers';
+import { startTaskPages, type TaskPages } from '../support/task-pages';
+import { startTestService, type TestService } from '../support/test-service';
+
+// The operator console's API (/console/api): sign-in with a console key, organizations,
+// Spaces and keys as the CLI manages them, and answering escalations. Real server,
+// PostgreSQL and Chromium; called with the same tRPC client the console pages use.
+
+let test: TestService;
+let pages: TaskPages;
+let consoleKey: string;
+
+beforeAll(async () => {
+  pages = await startTaskPages();
+  test = await startTestService();
+  consoleKey = (await createOperator(test.service.services.db, 'Ada')).console_key;
+});
+afterAll(async () => {
+  await test?.stop();
+  await pages?.close();
+});
+
+/** A console client with its own cookie jar, as a browser would keep it. */
+function consoleClient() {
+  const jar = { cookie: '', setCookie: '' };
+  const client = createTRPCClient<ConsoleAppRouter>({
+    links: [
+      httpLink({
+        url: `${test.url}/console/api`,
+        headers: () => ({ 'x-svc-console': '1', ...(jar.cookie === '' ? {} : { cookie: jar.cookie }) }),
+        fetch: async (url, init) => {
+          const response = await fetch(url, init);
+          const setCookie = response.headers.get('set-cookie');
+          if (setCookie !== null) {
+            jar.setCookie = setCookie;
+            jar.cookie = setCookie.split(';', 1)[0]!;
+          }
+          return response;
+        },
+      }),
+    ],
+  });
+  return { client, jar };
+}
+
+async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof TRPCClientError) return { code: error.data?.code, message: error.message };
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('console sign-in', () => {
+  it('refuses calls without the console header, and everything but sign-in before signing in', async () => {
+    const bare = await fetch(`${test.url}/console/api/me`);
+    expect(bare.status).toBe(403);
+    const { client } = consoleClient();
+    expect(await failure(client.me.query())).toEqual({ code: 'UNAUTHORIZED', message: 'Sign in with your console key.' });
+    expect(await failure(client.signIn.mutate({ console_key: 'svc_console_aaaaaaaaaaaa_' + 'A'.repeat(43) }))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await failure(client.signIn.mutate({ console_key: consoleKey.slice(0, -1) + (consoleKey.endsWith('A') ? 'B' : 'A') }))).toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('signs in with a console key into an HttpOnly, SameSite=Strict cookie stored only as a hash, and signs out', async () => {
+    const { client, jar } = consoleClient();
+    expect(await client.signIn.mutate({ console_key: consoleKey })).toEqual({ name: 'Ada' });
+    expect(jar.setCookie).toMatch(/^svc_console=constok_[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    expect(await client.me.query()).toEqual({ name: 'Ada' });
+    const token = jar.cookie.split('=')[1]!;
+    const stored = await test.service.services.db.select().from(consoleSessions);
+    expect(JSON.stringify(stored)).not.toContain(token);
+
+    const oldCookie = jar.cookie;
+    await client.signOut.mutate();
+    jar.cookie = oldCookie;
+    expect(await failure(client.me.query())).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect((await test.service.services.db.select().from(consoleSessions).where(eq(consoleSessions.operatorId, stored[0]!.operatorId))).length).toBe(stored.length - 1);
+  });
+});
+
+describe('console administration', () => {
+  it('creates organizations, Spaces and keys that work on the API, and revokes keys', async () => {
+    const { client } = consoleClient();
+    await client.signIn.mutate({ console_key: consoleKey });
+    expect(await failure(client.createOrganization.mutate({ name: 'Bad', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: 'ftp://x.test/' }))).toEqual({
+      code: 'BAD_REQUEST',
+      message: 'The escalation URL must use https or http.',
+    });
+    const { org_id: orgId } = await client.createOrganization.mutate({ name: 'Console Org', entitled: true, max_devices: 2, max_device_seconds: null, escalation_url: null });
+    const { space_id: spaceId } = await client.createSpace.mutate({ org_id: orgId, name: 'main' });
+    const organization = (await client.organizations.query()).find((org) => org.id === orgId);
+    expect(organization).toMatchObject({ name: 'Console Org', entitled: true, max_devices: 2, spaces: [{ id: spaceId, name: 'main' }] });
+
+    const created = await client.createKey.mutate({ org_id: orgId, scopes: ['operator:devices:read'], space_ids: [spaceId], env: 'live' });
+    expect(created.key).toMatch(/^svc_operator_live_/);
+    const whoami = await apiClient(test.url, created.key)('GET', '/v1/whoami');
+    expect(whoami.status).toBe(200);
+    const listed = await client.keys.query({ org_id: orgId });
+    expect(listed).toEqual([expect.objectContaining({ key_id: created.key_id, scopes: ['operator:devices:read'], space_ids: [spaceId], revoked_at: null })]);
+    expect(JSON.stringify(listed)).not.toContain(created.key.split('_').at(-1));
+    expect(await failure(client.createKey.mutate({ org_id: orgId, scopes: ['operator:everything'], space_ids: [], env: 'test' }))).toMatchObject({ code: 'BAD_REQUEST' });
+
+    await client.revokeKey.mutate({ key_id: created.key_id });
+    const deadline = Date.now() + 2_000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) status = (await apiClient(test.url, created.key)('GET', '/v1/whoami')).status;
+    expect(status).toBe(401);
+    expect(await failure(client.revokeKey.mutate({ key_id: created.key_id }))).toEqual({ code: 'BAD_REQUEST', message: `No active key with id ${created.key_id}` });
+  });
+
+  it('lists pending escalations of every organization and answers one, resuming its task', async () => {
+    const { client } = consoleClient();
+    await client.signIn.mutate({ console_key: consoleKey });
+    const { org_id: orgId } = await client.createOrganization.mutate({ name: 'Help Org', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null });
+    const { space_id: spaceId } = await client.createSpace.mutate({ org_id: orgId, name: 'main' });
+    const { key } = await client.createKey.mutate({
+      org_id: orgId,
+      scopes: ['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:escalations:read'],
+      space_ids: [],
+      env: 'test',
+    });
+    const api = apiClient(test.url, key);
+    const device = await api('POST', '/v1/devices', { space_id: spaceId });
+    const task = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then ask a human "Which plan?" then return the title` });
+    await waitForTaskEnd(api, task.body.id, 20_000, ['needs_human']);
+
+    const pending = (await client.pendingEscalations.query()).find((escalation) => escalation.task_id === task.body.id);
+    expect(pending).toMatchObject({ organization: 'Help Org', reason: 'Which plan?', status: 'pending' });
+    expect(await client.answerEscalation.mutate({ id: pending!.id, answer: 'Pro', cleared: true })).toEqual({ applied: true, id: pending!.id, object: 'escalation', status: 'resolved' });
+    expect(await waitForTaskEnd(api, task.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
+    expect((await api('GET', `/v1/escalations/${pending!.id}`)).body).toMatchObject({ answer: 'Pro', resolved_by: 'operator:Ada' });
+    expect((await client.pendingEscalations.query()).map((escalation) => escalation.id)).not.toContain(pending!.id);
+    expect(await client.answerEscalation.mutate({ id: pending!.id, answer: 'again', cleared: true })).toMatchObject({ applied: false });
+    await api('DELETE', `/v1/devices/${device.body.id}`);
+  });
+});
