@@ -229,13 +229,17 @@ describe('the gateway', () => {
     expect(await handshakeStatus(session, protocolsFor(session))).toBe(410);
   });
 
-  it('closes the sockets of a device that is deleted', async () => {
+  it('closes the sockets of a device that is deleted, and answers its sessions with device_terminated', async () => {
     const device = await newDevice();
     const session = await mint(device);
+    const control = await mint(device, { mode: 'control' });
     const open = await connect(session, protocolsFor(session));
     await open.next((message) => message.type === 'ready');
     expect((await api('DELETE', `/v1/devices/${device}`)).status).toBe(202);
     expect((await open.closed).code).toBe(4409);
+    expect(await handshakeStatus(session, protocolsFor(session))).toBe(410);
+    const takeover = await api('POST', `/v1/sessions/${control.id}/takeover`, {});
+    expect({ status: takeover.status, code: takeover.body.error.code }).toEqual({ status: 410, code: 'device_terminated' });
   });
 });
 

@@ -52,11 +52,12 @@ function assertLive(session: SessionRow): void {
 export async function takeOver(deps: SessionMoveDeps, principal: Principal, requestId: string, publicId: string, body: TakeoverBody): Promise<TakeoverResult> {
   return deps.db.transaction(async (tx) => {
     const seen = await loadSessionForCaller(tx, principal, publicId);
-    const [device] = await tx.select({ currentTaskId: devices.currentTaskId }).from(devices).where(eq(devices.id, seen.deviceId));
+    const [device] = await tx.select({ status: devices.status, currentTaskId: devices.currentTaskId }).from(devices).where(eq(devices.id, seen.deviceId));
     const task = device?.currentTaskId == null ? null : await lockTask(tx, device.currentTaskId);
     const session = await lockSession(tx, seen.id);
     assertLive(session);
     if (session.mode !== 'control') throw new ApiError('session_not_control');
+    if (device?.status === 'terminated') throw new ApiError('device_terminated');
     if (task === null || (task.status !== 'running' && task.status !== 'needs_human')) throw new ApiError('no_running_task');
     const result = (held: SessionRow): TakeoverResult => ({
       hold_expires_at: iso(held.holdExpiresAt!),
