@@ -12,13 +12,15 @@ import { createApiKey, createOrganization, createSpace } from '../../server/doma
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 import { freePort } from '../support/service-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 // A real crash: the server runs as a child process (server/main.ts) and is killed
 // with SIGKILL in the middle of a task, so no shutdown code runs: the lease stays in the
 // database, the slot stays held, Chromium is orphaned. A new server on the same database
-// and data directory must end the task and free the slot.
+// and data directory must end a running task and free the slot, and keep a parked one
+// parked, with its escalation delivered again and answerable.
 
 const LEASE_SECS = 2;
 
@@ -44,6 +46,11 @@ async function startServer(): Promise<ChildProcess> {
       OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
       OPERATOR_RATE_LIMIT_PER_SEC: '1000',
       OPERATOR_RATE_LIMIT_BURST: '2000',
+      // Escalation deliveries to the local receiver; a dead server's attempt is made again
+      // once its lease (the timeout plus 5 s) runs out.
+      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      OPERATOR_WEBHOOK_TIMEOUT_MS: '1500',
+      OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '100',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -127,5 +134,40 @@ describe('a server killed with SIGKILL mid-task', () => {
     const next = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then return the title` });
     expect(next.status).toBe(202);
     expect(await waitForTaskEnd(api, next.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
+  }, 120_000);
+
+  it('keeps a parked task parked and delivers its escalation again when the attempt in flight died with the server', async () => {
+    // The first delivery is never answered: it is in flight when the server dies.
+    const receiver = await startWebhookReceiver((res, index) => {
+      if (index > 0) res.writeHead(200).end();
+    });
+    try {
+      server ??= await startServer();
+      db ??= connectDatabase(database.url, 2);
+      const { org_id: orgId } = await createOrganization(db.db, { name: 'Parked org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: receiver.url });
+      const { space_id: spaceId } = await createSpace(db.db, orgId, 'default');
+      const scopes = ['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:escalations:read'] as const;
+      const { key } = await createApiKey(db.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' });
+      const api: ApiCall = apiClient(`http://127.0.0.1:${port}`, key);
+      const device = await api('POST', '/v1/devices', { space_id: spaceId });
+      const submitted = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then ask a human "Across a crash?" then return the title` });
+      await waitForTaskEnd(api, submitted.body.id, 20_000, ['needs_human']);
+      const [first] = await receiver.waitFor(1);
+
+      await stopServer('SIGKILL');
+      server = await startServer();
+      const [, second] = await receiver.waitFor(2, 20_000);
+      const delivered = [first!, second!].map((request) => JSON.parse(request.rawBody.toString('utf8')));
+      expect(delivered[1].escalation.id).toBe(delivered[0].escalation.id);
+      expect(delivered[1].token).not.toBe(delivered[0].token);
+      expect((await api('GET', `/v1/tasks/${submitted.body.id}`)).body.status).toBe('needs_human');
+
+      const resolved = await apiClient(`http://127.0.0.1:${port}`, delivered[1].token)('POST', `/v1/escalations/${delivered[1].escalation.id}/resolve`, { answer: 'yes' });
+      expect(resolved.body).toMatchObject({ applied: true, status: 'resolved' });
+      // The restarted browser came back blank; the task reopens its last page and finishes.
+      expect(await waitForTaskEnd(api, submitted.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
+    } finally {
+      await receiver.close();
+    }
   }, 120_000);
 });
