@@ -4,10 +4,11 @@ import { eq } from 'drizzle-orm';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { sessions } from '../../db/schema';
 import { InvalidLiveInputError, type LiveFrame, type LiveView } from '../browser';
-import { newPublicId } from '../domain/ids';
+import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
 import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
+import { iso } from '../domain/time';
 import { ApiError } from '../errors';
 import { toApiError } from '../http/to-api-error';
 import type { Services } from '../services';
@@ -101,10 +102,22 @@ export class SessionGateway {
   #open(socket: WebSocket, session: SessionRow, view: LiveView): void {
     const connection: Connection = { socket, session, view, stopFrames: () => undefined, inputs: Promise.resolve() };
     this.#connections.add(connection);
-    send(socket, { type: 'ready', session_id: `ses_${session.id}`, device_id: `dev_${session.deviceId}`, mode: session.mode, expires_at: session.expiresAt.toISOString() });
+    send(socket, {
+      type: 'ready',
+      session_id: toPublicId('session', session.id),
+      device_id: toPublicId('device', session.deviceId),
+      mode: session.mode,
+      expires_at: iso(session.expiresAt),
+    });
     connection.stopFrames = view.onFrame((frame) => this.#relayFrame(connection, frame));
     socket.on('message', (data, isBinary) => {
-      connection.inputs = connection.inputs.then(() => this.#relayInput(connection, data, isBinary));
+      connection.inputs = connection.inputs
+        .then(() => this.#relayInput(connection, data, isBinary))
+        .catch((error: unknown) => {
+          // Never left rejected: the next input must still run.
+          this.#services.log.error({ err: error, sessionId: session.id }, 'relaying session input failed');
+          this.#end(connection, CLOSE.deviceNotReady);
+        });
     });
     socket.on('close', () => this.#forget(connection));
     socket.on('error', () => this.#forget(connection));

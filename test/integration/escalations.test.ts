@@ -139,6 +139,8 @@ describe('escalations', () => {
       expect({ status: response.status, code: response.body.error.code }).toEqual({ status: 401, code: 'invalid_escalation_token' });
       expect(JSON.stringify(response.body)).not.toContain(delivery.token);
     }
+    const document = await (await fetch(`${test.url}/v1/openapi.json`)).json();
+    expect(document.paths['/escalations/{id}/resolve'].post.security).toEqual([{ escalationBearer: [] }]);
     const badBody = await resolveCall(delivery, { answer: 42 });
     expect(badBody.status).toBe(400);
     expect(badBody.body.error).toMatchObject({ code: 'invalid_request', param: 'answer' });
