@@ -1,14 +1,19 @@
-import { heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
+import { failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
 import type { Services } from '../services';
 import { periodicWorker, type Worker } from './worker';
 
-/** Puts idle devices to sleep; checked every sweep, so suspend lags by at most one interval. */
+/**
+ * Puts idle devices to sleep, and fails creates a vanished host abandoned; checked every
+ * sweep, so either lags by at most one interval.
+ */
 export function deviceIdleSuspend(services: Services): Worker {
   return periodicWorker(
     'device-idle-suspend',
     services.config.sweepIntervalMs,
     async () => {
       await suspendIdleDevices(services);
+      const abandoned = await failAbandonedCreates(services);
+      if (abandoned > 0) services.log.warn({ abandoned }, 'devices left creating by a host that never came back were moved to error');
     },
     (error) => services.log.error({ err: error }, 'device idle suspend failed'),
   );

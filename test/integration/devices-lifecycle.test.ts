@@ -74,6 +74,21 @@ describe('a browser that dies', () => {
 });
 
 describe('the task slot', () => {
+  it('moves a create abandoned by a host that never came back to error after 5 minutes, and wake recovers it', async () => {
+    const abandoned = await createDevice();
+    const recent = await createDevice();
+    for (const id of [abandoned, recent]) await pool().close(uuidOf(id));
+    // As a host that died mid-create leaves them: `creating`, on its own host id.
+    await sql()`update devices set status = 'creating', host_id = 'gone-host', status_changed_at = now() - interval '6 minutes' where id = ${uuidOf(abandoned)}`;
+    await sql()`update devices set status = 'creating', host_id = 'gone-host', status_changed_at = now() - interval '1 minute' where id = ${uuidOf(recent)}`;
+    await waitForStatus(abandoned, 'error', 5_000);
+    await sleep(500);
+    expect((await api('GET', `/v1/devices/${recent}`)).body.status).toBe('creating');
+    const woke = await api('POST', `/v1/devices/${abandoned}/wake`);
+    expect({ status: woke.status, device: woke.body.status }).toEqual({ status: 202, device: 'active' });
+    for (const id of [abandoned, recent]) expect((await api('DELETE', `/v1/devices/${id}`)).status).toBe(202);
+  });
+
   it('refuses to put a busy device to sleep (409 device_busy); delete clears the slot', async () => {
     const id = await createDevice();
     const taskId = randomUUID();

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
 import { devices } from '../../../db/schema';
 import { killOrphans } from '../../browser';
 import { systemActor } from '../keys/principal';
@@ -92,6 +92,38 @@ export async function reconcileHostDevices(deps: DeviceDeps & { dataDir: string 
       });
     }),
   );
+}
+
+/**
+ * Longest a create may stay `creating` on another host before it counts as abandoned: a
+ * launch takes seconds, and a host that restarts finishes or fails its own creates when
+ * it reconciles, so only a host that never came back leaves one this old.
+ */
+export const ABANDONED_CREATE_MS = 5 * 60 * 1000;
+
+/**
+ * Moves to `error` the devices another host left `creating` longer than
+ * ABANDONED_CREATE_MS ago, so they stop counting against the device quota as if alive
+ * and can be woken (here) or deleted. Returns how many moved.
+ */
+export async function failAbandonedCreates(deps: DeviceDeps): Promise<number> {
+  const abandoned = and(
+    eq(devices.status, 'creating'),
+    ne(devices.hostId, deps.hostId),
+    lt(devices.statusChangedAt, sql`now() - make_interval(secs => ${ABANDONED_CREATE_MS / 1000})`),
+  );
+  const candidates = await deps.db.select({ id: devices.id }).from(devices).where(abandoned);
+  let failed = 0;
+  for (const { id } of candidates) {
+    const moved = await deps.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(devices).where(and(eq(devices.id, id), abandoned)).for('update');
+      if (row === undefined) return false;
+      await moveDevice(tx, systemActor(row.orgId), row, 'errored', { reason: 'create_abandoned', host_id: row.hostId });
+      return true;
+    });
+    if (moved) failed += 1;
+  }
+  return failed;
 }
 
 /** Graceful shutdown: this host's browsers stop now, so their periods end now. */
