@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   OPERATOR_PUBLIC_URL: optionalString,
+  OPERATOR_INTERNAL_URL: optionalString,
   DATABASE_URL: optionalString,
   OPERATOR_DATA_DIR: z.string().default('.data'),
   OPERATOR_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
@@ -99,7 +100,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { baseUrl: e.OPERATOR_MODEL_BASE_URL, apiKey: e.OPERATOR_MODEL_API_KEY ?? '', model: e.OPERATOR_MODEL }
       : null;
   return {
-    http: { port: e.PORT, host: e.HOST, publicUrl, serveConsole: e.OPERATOR_SERVE_CONSOLE },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      publicUrl,
+      /** How other instances reach this one; null: derived from the listening address. */
+      internalUrl: e.OPERATOR_INTERNAL_URL?.replace(/\/+$/, '') ?? null,
+      serveConsole: e.OPERATOR_SERVE_CONSOLE,
+    },
     db: {
       url: e.DATABASE_URL,
       poolSize: e.OPERATOR_DB_POOL_SIZE,

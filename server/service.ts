@@ -9,6 +9,7 @@ import { BrowserPool, createBrowserProvider } from './browser';
 import type { Config } from './config';
 import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
 import { loadHostId } from './domain/devices/host-id';
+import { registerHost } from './domain/hosts/host-registry';
 import { Authenticator } from './domain/keys/authenticate';
 import { keyRecordLoader, lastUsedRecorder } from './domain/keys/key-record';
 import { CursorCodec } from './domain/pagination/cursor';
@@ -122,10 +123,11 @@ export async function startService(config: Config): Promise<RunningService> {
     server.once('error', reject);
     server.listen(config.http.port, config.http.host, () => resolve());
   });
-  for (const worker of workers) worker.start();
-  ready = true;
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? '[::1]' : '127.0.0.1'}:${address.port}`;
+  await registerHost(services.db, services.hostId, config.http.internalUrl ?? url);
+  for (const worker of workers) worker.start();
+  ready = true;
   log.info({ url, publicUrl: config.http.publicUrl }, 'service listening');
 
   let closing: Promise<void> | null = null;

@@ -10,3 +10,4 @@ export * from './service-settings';
 export * from './escalations';
 export * from './sessions';
 export * from './operators';
+export * from './hosts';

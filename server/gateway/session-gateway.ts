@@ -2,8 +2,9 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { sessions } from '../../db/schema';
+import { devices, sessions } from '../../db/schema';
 import { InvalidLiveInputError, type LiveFrame, type LiveView } from '../browser';
+import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
 import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
@@ -15,6 +16,7 @@ import type { Services } from '../services';
 import { DeviceViews } from './device-views';
 import { ClientMessageSchema, CLOSE, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
 import { authenticateHandshake, gatewaySessionId } from './handshake';
+import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
 // A socket with more than this waiting to be sent gets no new frames until it drains:
 // a slow viewer sees fewer frames instead of growing the server's memory.
@@ -41,13 +43,16 @@ interface Connection {
  * by the session token offered as a subprotocol, relays the device page's screencast to
  * every socket of a live session, and relays input from control sessions that hold a
  * takeover, re-checking the session (and, for input, the minting key and the hold) on
- * every relayed message.
+ * every relayed message. A session whose device's browser runs on another instance is
+ * relayed, socket to socket, to that instance's gateway, which does all of that itself.
  */
 export class SessionGateway {
   readonly #services: Services;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
   readonly #views: DeviceViews;
   readonly #connections = new Set<Connection>();
+  /** Sockets relayed to the instance that runs their device's browser. */
+  readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
   readonly #loadKey: LoadKeyRecord;
   readonly #keyChecks = new Map<string, { at: number; allowed: Promise<boolean> }>();
   #sweep: NodeJS.Timeout | null = null;
@@ -80,6 +85,7 @@ export class SessionGateway {
     if (this.#sweep !== null) clearInterval(this.#sweep);
     await this.#unlisten?.().catch(() => undefined);
     for (const connection of this.#connections) this.#end(connection, CLOSE.shuttingDown);
+    for (const { client } of this.#relays) client.close(CLOSE.shuttingDown.code, CLOSE.shuttingDown.reason);
     this.#wss.close();
   }
 
@@ -90,13 +96,47 @@ export class SessionGateway {
     try {
       if (this.#closed) throw new ApiError('device_not_ready');
       session = await authenticateHandshake(this.#services.db, req, publicId);
-      // No browser here: the device went away meanwhile, or runs on another instance.
+      if (this.#services.browserPool.get(session.deviceId) === undefined && req.headers[RELAYED_HEADER] === undefined) {
+        const relay = await this.#openRelay(session, publicId, req);
+        if (relay !== null) {
+          this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, relay));
+          return;
+        }
+      }
+      // No browser here: the device went away meanwhile, or its host is not reachable.
       view = await this.#views.acquire(session.deviceId).catch(() => Promise.reject(new ApiError('device_not_ready')));
     } catch (error) {
-      refuseHandshake(socket, requestId, error, this.#services);
+      if (error instanceof RelayRefused) writeRefusal(socket, error.status, error.body, requestId);
+      else refuseHandshake(socket, requestId, error, this.#services);
       return;
     }
     this.#wss.handleUpgrade(req, socket, head, (ws) => this.#open(ws, session, view));
+  }
+
+  /**
+   * The socket of the session on the instance that runs the device's browser, or null
+   * when the device has no other registered host (it is nowhere, or here).
+   */
+  async #openRelay(session: SessionRow, publicId: string, req: IncomingMessage): Promise<Relay | null> {
+    const [device] = await this.#services.db.select({ hostId: devices.hostId }).from(devices).where(eq(devices.id, session.deviceId));
+    if (device?.hostId == null || device.hostId === this.#services.hostId) return null;
+    const target = await hostInternalUrl(this.#services.db, device.hostId);
+    if (target === null) return null;
+    const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
+    try {
+      return await openRelay(target, publicId, protocols);
+    } catch (error) {
+      if (error instanceof RelayRefused) throw error;
+      // The host is registered but does not answer: it is down, and so is the browser.
+      this.#services.log.warn({ err: error, hostId: device.hostId }, 'could not relay a session to its device host');
+      return null;
+    }
+  }
+
+  #relay(client: WebSocket, relay: Relay): void {
+    const pair = { client, upstream: relay.upstream };
+    this.#relays.add(pair);
+    pipeSockets(client, relay, () => this.#relays.delete(pair));
   }
 
   #open(socket: WebSocket, session: SessionRow, view: LiveView): void {
@@ -224,8 +264,11 @@ function parseJson(text: string): unknown {
 function refuseHandshake(socket: Duplex, requestId: string, error: unknown, services: Services): void {
   const { apiError, unexpected } = toApiError(error);
   if (unexpected) services.log.error({ err: error, requestId }, 'session handshake failed');
-  const body = JSON.stringify(apiError.toBody(requestId));
+  writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId);
+}
+
+function writeRefusal(socket: Duplex, status: number, body: string, requestId: string): void {
   socket.end(
-    `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

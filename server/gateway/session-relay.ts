@@ -1,0 +1,84 @@
+import { WebSocket, type RawData } from 'ws';
+
+/** Marks a handshake one gateway relays to another, which must not relay it further. */
+export const RELAYED_HEADER = 'x-svc-relayed';
+
+export interface Relay {
+  upstream: WebSocket;
+  /** What the owner sent before the client's side was ready; stops collecting. */
+  takeEarlyMessages(): Array<{ data: RawData; isBinary: boolean }>;
+}
+
+/** The owning instance refused the handshake: its answer goes back to the client as is. */
+export class RelayRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`the device's instance answered ${status}`);
+  }
+}
+
+/**
+ * Opens the session's socket on the instance whose process runs the device's browser,
+ * offering the client's subprotocols (the token among them) unchanged: that gateway
+ * authenticates and checks everything again, on every message, as for a direct client.
+ */
+export function openRelay(internalUrl: string, publicSessionId: string, protocols: string[]): Promise<Relay> {
+  return new Promise((resolve, reject) => {
+    const upstream = new WebSocket(`${internalUrl.replace(/^http/, 'ws')}/v1/sessions/${publicSessionId}/ws`, protocols, {
+      headers: { [RELAYED_HEADER]: '1' },
+      perMessageDeflate: false,
+    });
+    upstream.once('open', () => {
+      // The owner speaks first (`ready`, a frame) while the client's upgrade completes.
+      const early: Array<{ data: RawData; isBinary: boolean }> = [];
+      const keep = (data: RawData, isBinary: boolean) => early.push({ data, isBinary });
+      upstream.on('message', keep);
+      resolve({
+        upstream,
+        takeEarlyMessages: () => {
+          upstream.off('message', keep);
+          return early;
+        },
+      });
+    });
+    upstream.once('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => reject(new RelayRefused(response.statusCode ?? 502, Buffer.concat(chunks).toString('utf8'))));
+      response.on('error', reject);
+    });
+    upstream.once('error', reject);
+  });
+}
+
+/** Close codes a peer may send; the others (1005, 1006, ...) only describe what happened. */
+function sendableCloseCode(code: number): number {
+  return code === 1000 || code === 1001 || code === 1008 || code === 1011 || (code >= 3000 && code <= 4999) ? code : 1011;
+}
+
+/** Relays messages both ways until either side closes, then closes the other the same way. */
+export function pipeSockets(client: WebSocket, relay: Relay, onClosed: () => void): void {
+  const { upstream } = relay;
+  for (const { data, isBinary } of relay.takeEarlyMessages()) client.send(data, { binary: isBinary });
+  client.on('message', (data, isBinary) => {
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
+  });
+  upstream.on('message', (data, isBinary) => {
+    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+  });
+  let closed = false;
+  const closeBoth = (code: number, reason: Buffer) => {
+    if (closed) return;
+    closed = true;
+    for (const socket of [client, upstream]) {
+      if (socket.readyState === WebSocket.OPEN) socket.close(sendableCloseCode(code), reason.toString());
+    }
+    onClosed();
+  };
+  client.on('close', closeBoth);
+  upstream.on('close', closeBoth);
+  client.on('error', () => client.terminate());
+  upstream.on('error', () => upstream.terminate());
+}
