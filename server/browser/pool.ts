@@ -95,6 +95,11 @@ export class BrowserPool {
     return slot.handle;
   }
 
+  /** Devices whose browser has finished starting and still runs here. */
+  runningDeviceIds(): string[] {
+    return [...this.slots].filter(([, slot]) => slot.ready !== undefined).map(([deviceId]) => deviceId);
+  }
+
   /** The device's running browser; undefined when it is not running or still starting. */
   get(deviceId: string): BrowserHandle | undefined {
     return this.slots.get(deviceId)?.ready;

@@ -1,10 +1,11 @@
-import { failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
+import { closeStrayBrowsers, failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
 import type { Services } from '../services';
 import { periodicWorker, type Worker } from './worker';
 
 /**
- * Puts idle devices to sleep, and fails creates a vanished host abandoned; checked every
- * sweep, so either lags by at most one interval.
+ * Puts idle devices to sleep, closes browsers of devices another instance deleted or
+ * slept, and fails creates a vanished host abandoned; checked every sweep, so each lags
+ * by at most one interval.
  */
 export function deviceIdleSuspend(services: Services): Worker {
   return periodicWorker(
@@ -12,6 +13,8 @@ export function deviceIdleSuspend(services: Services): Worker {
     services.config.sweepIntervalMs,
     async () => {
       await suspendIdleDevices(services);
+      const strays = await closeStrayBrowsers(services);
+      if (strays > 0) services.log.info({ strays }, 'closed browsers of devices deleted, slept or moved by another instance');
       const abandoned = await failAbandonedCreates(services);
       if (abandoned > 0) services.log.warn({ abandoned }, 'devices left creating by a host that never came back were moved to error');
     },

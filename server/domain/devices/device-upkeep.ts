@@ -126,6 +126,26 @@ export async function failAbandonedCreates(deps: DeviceDeps): Promise<number> {
   return failed;
 }
 
+/**
+ * Closes the browsers this process runs for devices the database no longer places here:
+ * another instance deleted (profile removed too), slept or errored the device, or it
+ * moved to another host. An instance can only close its own browsers, so each one
+ * reconciles its pool against the shared rows. Returns how many it closed.
+ */
+export async function closeStrayBrowsers(deps: DeviceDeps): Promise<number> {
+  const running = deps.browserPool.runningDeviceIds();
+  if (running.length === 0) return 0;
+  const rows = await deps.db.select({ id: devices.id, status: devices.status, hostId: devices.hostId }).from(devices).where(inArray(devices.id, running));
+  const placedHere = new Set(
+    rows.filter((row) => row.hostId === deps.hostId && ['active', 'creating', 'waking'].includes(row.status)).map((row) => row.id),
+  );
+  const terminated = new Set(rows.filter((row) => row.status === 'terminated').map((row) => row.id));
+  const known = new Set(rows.map((row) => row.id));
+  const strays = running.filter((id) => !placedHere.has(id));
+  await Promise.all(strays.map((id) => (terminated.has(id) || !known.has(id) ? deps.browserPool.destroy(id) : deps.browserPool.close(id))));
+  return strays.length;
+}
+
 /** Graceful shutdown: this host's browsers stop now, so their periods end now. */
 export async function closeHostMetering(deps: DeviceDeps): Promise<void> {
   await closeHostPeriods(deps.db, deps.hostId, new Date());

@@ -1,22 +1,27 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../server/config';
+import { parsePublicId } from '../../server/domain/ids';
 import { startService, type RunningService } from '../../server/service';
 import { apiClient } from '../support/http';
 import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
 
-// Two instances on one database, each with its own data directory (host): a client that
-// reaches the instance without the device's browser is relayed to the one that has it.
+// Two instances on one database, each with its own data directory (host): a live-view
+// client that reaches the instance without the device's browser is relayed to the one
+// that has it, and a device deleted or slept through one instance loses its browser on
+// the other.
 
 let first: TestService;
 let second: RunningService;
 let secondDataDir: string;
 
 beforeAll(async () => {
-  first = await startTestService();
+  // Sweeps every 200 ms, so an instance notices quickly what another one changed.
+  first = await startTestService({ OPERATOR_SWEEP_INTERVAL_MS: '200' });
   secondDataDir = await mkdtemp(path.join(tmpdir(), 'operator-second-host-'));
   second = await startService(loadConfig({ ...first.env, PORT: '0', OPERATOR_DATA_DIR: secondDataDir }));
 });
@@ -70,5 +75,24 @@ describe('a session whose device runs on another instance', () => {
     expect((await apiClient(first.url, key)('DELETE', `/v1/sessions/${session.id}`)).status).toBe(204);
     expect(await relayed.closed).toBe(4410);
     expect((await onSecond('DELETE', `/v1/devices/${device.body.id}`)).status).toBe(202);
+  });
+
+  it('closes the browser on its own instance when the device is slept or deleted through another', async () => {
+    const tenant = await createTenant(first);
+    const key = await tenant.key(allScopes);
+    const device = await apiClient(second.url, key)('POST', '/v1/devices', { space_id: tenant.spaceId });
+    const id = parsePublicId('device', device.body.id)!;
+    const profile = path.join(secondDataDir, 'profiles', id);
+    expect(second.services.browserPool.get(id)).toBeDefined();
+    expect(existsSync(profile)).toBe(true);
+
+    expect((await apiClient(first.url, key)('POST', `/v1/devices/${device.body.id}/sleep`)).body.status).toBe('sleeping');
+    await until(() => second.services.browserPool.get(id) === undefined);
+    expect(existsSync(profile)).toBe(true);
+
+    const woke = await apiClient(second.url, key)('POST', `/v1/devices/${device.body.id}/wake`);
+    expect(woke.body.status).toBe('active');
+    expect((await apiClient(first.url, key)('DELETE', `/v1/devices/${device.body.id}`)).status).toBe(202);
+    await until(() => second.services.browserPool.get(id) === undefined && !existsSync(profile));
   });
 });
