@@ -11,7 +11,14 @@ export type AgentAction =
   | { kind: 'wait'; text: string }
   | { kind: 'extract'; source: ExtractSource }
   | { kind: 'finish'; answer: JsonValue }
-  | { kind: 'ask_human'; question: string };
+  | { kind: 'ask_human'; question: string; help: HelpKind };
+
+/**
+ * What kind of help the agent asks for; it becomes the escalation's `kind`. A takeover
+ * (the escalation kind `takeover`) is a human's decision, never the agent's.
+ */
+export type HelpKind = 'question' | 'captcha' | 'login' | 'blocked';
+export const helpKinds = ['question', 'captcha', 'login', 'blocked'] as const satisfies readonly HelpKind[];
 
 /** What an `extract` reads from the page; its value becomes the task result. */
 export type ExtractSource = { of: 'title' } | { of: 'url' } | { of: 'text'; selector: string };

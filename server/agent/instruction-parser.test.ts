@@ -76,7 +76,7 @@ describe('parseInstructions: each instruction', () => {
       { kind: 'wait', text: 'Thank you' },
       { kind: 'scroll', direction: 'down' },
       { kind: 'scroll', direction: 'up' },
-      { kind: 'ask_human', question: 'Which plan?' },
+      { kind: 'ask_human', question: 'Which plan?', help: 'question' },
     ]);
     expect(rejects('scroll left')).toBe(true);
     expect(rejects('scroll')).toBe(true);
@@ -106,7 +106,7 @@ describe('parseInstructions: sentences', () => {
       { kind: 'click', target: 'x' },
       { kind: 'press', key: 'Enter' },
       { kind: 'extract', source: { of: 'url' } },
-      { kind: 'ask_human', question: 'q' },
+      { kind: 'ask_human', question: 'q', help: 'question' },
     ]);
   });
 

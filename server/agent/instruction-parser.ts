@@ -79,7 +79,7 @@ function parseSentence(tokens: Token[]): Instruction['action'] | null {
     }
     case `ask a human ${QUOTED}`: {
       const question = quoted(3);
-      return question === null ? null : { kind: 'ask_human', question };
+      return question === null ? null : { kind: 'ask_human', question, help: 'question' };
     }
   }
 

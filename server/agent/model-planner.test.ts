@@ -115,6 +115,13 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
     expect(outcome).toEqual({ status: 'needs_human', question: 'Which plan should I pick?', kind: 'question' });
   });
 
+  it('passes on the kind of help the model asks for', async () => {
+    server.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Please solve the captcha', kind: 'captcha' } }] });
+    expect((await run('Sign up')).outcome).toEqual({ status: 'needs_human', question: 'Please solve the captcha', kind: 'captcha' });
+    server.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Anything?', kind: 'magic' } }] });
+    expect((await run('Sign up')).outcome).toMatchObject({ status: 'failed', error: 'planner_error' });
+  });
+
   it('navigates to http(s) URLs the model gives, adding https:// to a bare host', async () => {
     server.push(
       { toolCalls: [{ name: 'navigate', arguments: { url: 'example.com/pricing' } }] },

@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, tool, type ModelMessage, type StaticToolCall } from 'ai';
 import { z } from 'zod';
 import type { ActionTarget } from '../browser/types';
-import type { AgentAction } from './agent-action';
+import { helpKinds, type AgentAction } from './agent-action';
 import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
 import { normalizeUrl } from './normalize-url';
 import { PlannerError, type Planner, type PlannerDecision, type PlannerInput } from './planner';
@@ -70,8 +70,9 @@ const PLANNER_TOOLS = {
     inputSchema: z.object({ answer: z.string(), reason }),
   }),
   ask_human: tool({
-    description: 'Pause the task and ask a human a question only a person can answer.',
-    inputSchema: z.object({ question: z.string().min(1), reason }),
+    description:
+      'Pause the task and ask a human for what only a person can do: answer a question (question), solve a captcha (captcha), sign in or give credentials (login), or get past anything else that blocks the task (blocked).',
+    inputSchema: z.object({ question: z.string().min(1), kind: z.enum(helpKinds).default('question'), reason }),
   }),
 };
 
@@ -161,7 +162,7 @@ function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction {
     case 'finish':
       return { kind: 'finish', answer: call.input.answer };
     case 'ask_human':
-      return { kind: 'ask_human', question: call.input.question };
+      return { kind: 'ask_human', question: call.input.question, help: call.input.kind };
   }
 }
 

@@ -1,5 +1,5 @@
 import { ActionError, type PageDriver, type PageObservation } from '../browser/types';
-import type { AgentAction } from './agent-action';
+import type { AgentAction, HelpKind } from './agent-action';
 import { ACTION_ERROR_FAILURES, FAILURE_DETAILS, type FailureCode } from './failures';
 import { Interrupted, Interruption } from './interruption';
 import type { JsonValue } from './json-value';
@@ -100,7 +100,7 @@ class AgentRun {
       this.#actionsTaken += 1;
 
       if (action.kind === 'extract') return this.#succeed(extracted);
-      if (action.kind === 'ask_human') return this.#askHuman(action.question);
+      if (action.kind === 'ask_human') return this.#askHuman(action.question, action.help);
     }
   }
 
@@ -195,9 +195,9 @@ class AgentRun {
     return { status: 'succeeded', result };
   }
 
-  async #askHuman(question: string): Promise<AgentOutcome> {
+  async #askHuman(question: string, help: HelpKind): Promise<AgentOutcome> {
     await this.#message('ask_human', clampNote(question));
-    return { status: 'needs_human', question, kind: 'question' };
+    return { status: 'needs_human', question, kind: help };
   }
 
   async #fail(code: FailureCode): Promise<AgentOutcome> {

@@ -1,5 +1,9 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { escalations } from '../../db/schema';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '../../server/agent/testing/scripted-openai-server';
+import { resolveEscalation } from '../../server/domain/escalations/resolve-escalation';
+import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -102,5 +106,21 @@ describe('tasks on the model planner', () => {
         expect.objectContaining({ kind: 'step', resource: 'task', unit: 'count', quantity: 7 }),
       ]),
     );
+  });
+
+  // After the usage figures above, which count the tasks before it.
+  it('opens an escalation of the kind the model asked for, and shows the model the human’s answer', async () => {
+    model.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Please solve the captcha on the form.', kind: 'captcha' } }] });
+    const taskId = await submitToNewDevice('Sign up.');
+    await waitForTaskEnd(api, taskId, 20_000, ['needs_human']);
+    const db = test.service.services.db;
+    const [escalation] = await db.select().from(escalations).where(eq(escalations.taskId, parsePublicId('task', taskId)!));
+    expect(escalation).toMatchObject({ kind: 'captcha', reason: 'Please solve the captcha on the form.', status: 'pending' });
+
+    const before = model.requests.length;
+    model.push({ toolCalls: [{ name: 'finish', arguments: { answer: 'signed up' } }] });
+    await resolveEscalation(test.service.services, escalation!, { answer: 'Solved it, go on.' }, { requestId: null, via: 'console' });
+    expect(await waitForTaskEnd(api, taskId)).toMatchObject({ status: 'succeeded', result: 'signed up' });
+    expect(model.requests[before]!.body.messages.at(-1)?.content).toContain('human_answer: (Solved it, go on.)');
   });
 });
