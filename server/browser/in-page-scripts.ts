@@ -39,7 +39,104 @@ const HELPERS = String.raw`
     if (rect.width === 0 && rect.height === 0) return false;
     return el.checkVisibility({ visibilityProperty: true });
   };
+  /** Within this document's viewport; an iframe's viewport is the iframe's box. */
+  const inViewport = (el) => {
+    const rect = el.getBoundingClientRect();
+    return rect.bottom > 0 && rect.right > 0 && rect.top < innerHeight && rect.left < innerWidth;
+  };
   const tagOf = (el) => el.tagName.toLowerCase();
+
+  // Open shadow roots are searched like the light DOM. Closed ones stay out of reach:
+  // the page holds the only reference to them.
+  let openShadowRootList = null;
+  /** Every open shadow root in the document, nested ones included; found once per run. */
+  const openShadowRoots = () => {
+    if (openShadowRootList === null) {
+      openShadowRootList = [];
+      const scopes = [document];
+      while (scopes.length > 0) {
+        for (const el of scopes.pop().querySelectorAll('*')) {
+          if (el.shadowRoot) {
+            openShadowRootList.push(el.shadowRoot);
+            scopes.push(el.shadowRoot);
+          }
+        }
+      }
+    }
+    return openShadowRootList;
+  };
+
+  /**
+   * Elements under root matching a valid selector, inside open shadow roots too, in
+   * document order with a host's shadow content right after the host. Pages without
+   * shadow roots keep the native querySelectorAll, which is several times faster.
+   */
+  const deepQueryAll = (selector, root = document) => {
+    if (openShadowRoots().length === 0) return Array.from(root.querySelectorAll(selector));
+    const found = [];
+    const visit = (scope) => {
+      const walker = document.createTreeWalker(scope, NodeFilter.SHOW_ELEMENT);
+      for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+        if (el.matches(selector)) found.push(el);
+        if (el.shadowRoot) visit(el.shadowRoot);
+      }
+    };
+    visit(root);
+    return found;
+  };
+
+  let flatTreeBranchSet = null;
+  /**
+   * Shadow hosts, slots and everything above them up to the document, across shadow
+   * boundaries: the elements whose innerText misses rendered text, since innerText
+   * follows the light tree (it skips shadow content and what slots show).
+   */
+  const flatTreeBranches = () => {
+    if (flatTreeBranchSet === null) {
+      flatTreeBranchSet = new Set();
+      const mark = (node) => {
+        for (let n = node; n && !flatTreeBranchSet.has(n); n = n instanceof ShadowRoot ? n.host : n.parentNode) {
+          flatTreeBranchSet.add(n);
+        }
+      };
+      for (const root of openShadowRoots()) {
+        mark(root.host);
+        for (const slot of root.querySelectorAll('slot')) mark(slot);
+      }
+    }
+    return flatTreeBranchSet;
+  };
+
+  /**
+   * Text of an element as rendered. Branches holding shadow content or slots are walked
+   * in flat-tree order; everything else is left to innerText.
+   */
+  const renderedText = (el) => {
+    const branches = flatTreeBranches();
+    if (!branches.has(el)) return el.innerText;
+    const parts = [];
+    const collect = (node) => {
+      if (node.nodeType === Node.TEXT_NODE) {
+        parts.push(node.data);
+        return;
+      }
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      const display = getComputedStyle(node).display;
+      if (display === 'none') return;
+      const gap = display === 'inline' || display === 'contents' ? '' : ' ';
+      parts.push(gap);
+      if (branches.has(node)) {
+        const children = node.shadowRoot ? node.shadowRoot.childNodes
+          : tagOf(node) === 'slot' ? node.assignedNodes({ flatten: true }) : node.childNodes;
+        for (const child of children) collect(child);
+      } else {
+        parts.push(node.innerText);
+      }
+      parts.push(gap);
+    };
+    collect(el);
+    return normalize(parts.join(''));
+  };
   const inputType = (el) => (el.getAttribute('type') || 'text').toLowerCase();
 
   const roleOf = (el) => {
@@ -66,14 +163,16 @@ const HELPERS = String.raw`
   const labelledByText = (el) => {
     const ids = normalize(el.getAttribute('aria-labelledby'));
     if (!ids) return '';
+    // Ids are scoped to a shadow tree, so they resolve in the element's own root.
+    const root = el.getRootNode();
     return ids.split(' ')
-      .map((id) => document.getElementById(id))
+      .map((id) => root.getElementById(id))
       .filter(Boolean)
-      .map((labelEl) => labelEl.innerText || labelEl.textContent)
+      .map((labelEl) => renderedText(labelEl) || labelEl.textContent)
       .join(' ');
   };
   const labelText = (el) =>
-    el.labels ? Array.from(el.labels).map((label) => label.innerText).join(' ') : '';
+    el.labels ? Array.from(el.labels).map((label) => renderedText(label)).join(' ') : '';
   const isFormField = (el) => ['input', 'select', 'textarea'].includes(tagOf(el));
 
   /** Accessible-name approximation, in the order ARIA computes it. */
@@ -83,7 +182,7 @@ const HELPERS = String.raw`
       candidates.push(el.value, el.getAttribute('alt'));
     }
     if (!isFormField(el)) {
-      candidates.push(el.innerText);
+      candidates.push(renderedText(el));
       const img = el.querySelector('img[alt]');
       if (img) candidates.push(img.getAttribute('alt'));
     }
@@ -105,21 +204,26 @@ const HELPERS = String.raw`
     return el.value;
   };
 
-  /** Elements matching a CSS selector, or null when the string is not a valid selector. */
+  /**
+   * Elements matching a CSS selector, open shadow roots included (a selector does not
+   * cross a shadow boundary itself), or null when the string is not a valid selector.
+   */
   const bySelector = (selector) => {
     try {
-      return Array.from(document.querySelectorAll(selector));
+      document.createDocumentFragment().querySelector(selector);
     } catch {
       return null;
     }
+    return deepQueryAll(selector);
   };
 
   /**
-   * Best match of text among candidates, each with the texts it can be known by:
-   * exact match first, then case-insensitive equality, then case-insensitive contains
-   * (shortest text wins, so "Save" prefers "Save draft" over a whole paragraph).
-   * With preferDeepest, ties go to the later candidate, which in document order is the
-   * innermost of nested elements carrying the same text.
+   * Best match of text among candidates, each with the texts it can be known by, as
+   * { element, rank } or null: rank 0 for an exact match, 1 for case-insensitive
+   * equality, 2 for case-insensitive contains (shortest text wins, so "Save" prefers
+   * "Save draft" over a whole paragraph). With preferDeepest, ties go to the later
+   * candidate, which in document order is the innermost of nested elements carrying
+   * the same text.
    */
   const bestTextMatch = (candidates, wanted, preferDeepest) => {
     const lower = wanted.toLowerCase();
@@ -140,17 +244,32 @@ const HELPERS = String.raw`
         }
       }
     }
-    return best ? best.el : null;
+    return best ? { element: best.el, rank: best.rank } : null;
   };
 `;
 
+/** An element observe() listed in one frame; `ref` is local to that frame's document. */
 export interface ObservedElement {
   ref: number;
   role: string;
   name: string;
   tag: string;
   value?: string;
+  /** Inside the viewport of its own document. */
+  inViewport: boolean;
 }
+
+/**
+ * An element a string target found, with how well it matched: lower is better. 0 is a
+ * CSS selector match; text matches follow, from exact to partial, interactive elements
+ * and fields before any other element. Ranks compare across frames.
+ */
+export type RankedMatch = { element: Element; rank: number } | null;
+
+/** Ranks up to this one are selector matches or whole-text matches on an interactive element or field. */
+export const DECISIVE_MATCH_RANK = 2;
+
+export type FramePlacement = 'hidden' | 'offscreen' | 'inViewport';
 
 export type TextOfResult = { kind: 'text'; text: string } | { kind: 'invalid' } | { kind: 'missing' };
 
@@ -167,16 +286,15 @@ function elementFunction<Args extends unknown[], Result>(
   return new Function('element', ...params, body) as (element: Element, ...args: Args) => Result;
 }
 
-/** Lists interactive elements and marks each with its ref. Args: { limit }. */
+/**
+ * Lists the document's interactive elements and marks each with its ref, local to this
+ * document: the driver numbers elements across frames. Args: { limit }.
+ */
 export const OBSERVE_SCRIPT = script<{ limit: number }, ObservedElement[]>(String.raw`
-  for (const el of document.querySelectorAll('[' + REF_ATTRIBUTE + ']')) {
+  for (const el of deepQueryAll('[' + REF_ATTRIBUTE + ']')) {
     el.removeAttribute(REF_ATTRIBUTE);
   }
-  const visible = Array.from(document.querySelectorAll(INTERACTIVE)).filter(isVisible);
-  const inViewport = (el) => {
-    const rect = el.getBoundingClientRect();
-    return rect.bottom > 0 && rect.right > 0 && rect.top < innerHeight && rect.left < innerWidth;
-  };
+  const visible = deepQueryAll(INTERACTIVE).filter(isVisible);
   // Over the limit, what the user currently sees wins; the list stays in document order.
   const chosen = new Set(
     [...visible.filter(inViewport), ...visible.filter((el) => !inViewport(el))].slice(0, args.limit),
@@ -184,63 +302,67 @@ export const OBSERVE_SCRIPT = script<{ limit: number }, ObservedElement[]>(Strin
   return visible.filter((el) => chosen.has(el)).map((el, index) => {
     const ref = index + 1;
     el.setAttribute(REF_ATTRIBUTE, String(ref));
-    const element = { ref, role: roleOf(el), name: clamp(nameOf(el), ${NAME_LIMIT}), tag: tagOf(el) };
+    const element = {
+      ref, role: roleOf(el), name: clamp(nameOf(el), ${NAME_LIMIT}), tag: tagOf(el), inViewport: inViewport(el),
+    };
     const value = valueOf(el);
     if (value !== undefined) element.value = clamp(value, ${VALUE_LIMIT});
     return element;
   });
 `);
 
-/** Element marked with a ref by the last observation, or null. Args: { ref }. */
+/** Element marked with a local ref by the last observation, or null. Args: { ref }. */
 export const FIND_BY_REF_SCRIPT = script<{ ref: number }, Element | null>(String.raw`
-  return document.querySelector('[' + REF_ATTRIBUTE + '="' + Number(args.ref) + '"]');
+  return deepQueryAll('[' + REF_ATTRIBUTE + '="' + Number(args.ref) + '"]')[0] || null;
 `);
 
 /**
- * Element a click on a string target means, or null. Args: { target }.
+ * Element a click on a string target means, ranked (see RankedMatch). Args: { target }.
  * A valid, matching CSS selector wins; otherwise visible text over interactive
  * elements and labels; as a last resort the smallest visible element with that text
  * (pages make divs clickable with script handlers).
  */
-export const FIND_CLICK_TARGET_SCRIPT = script<{ target: string }, Element | null>(String.raw`
+export const FIND_CLICK_TARGET_SCRIPT = script<{ target: string }, RankedMatch>(String.raw`
   const matches = bySelector(args.target);
-  if (matches && matches.length > 0) return matches.find(isVisible) || matches[0];
+  if (matches && matches.length > 0) return { element: matches.find(isVisible) || matches[0], rank: 0 };
   const wanted = normalize(args.target);
   if (!wanted) return null;
-  const clickable = Array.from(document.querySelectorAll(INTERACTIVE + ',label'))
+  const clickable = deepQueryAll(INTERACTIVE + ',label')
     .filter(isVisible)
     .map((el) => ({
       el,
-      texts: [nameOf(el), el.innerText, el.getAttribute('aria-label'), el.getAttribute('title'),
+      texts: [nameOf(el), renderedText(el), el.getAttribute('aria-label'), el.getAttribute('title'),
         tagOf(el) === 'input' ? el.value : ''],
     }));
   const interactive = bestTextMatch(clickable, wanted, false);
-  if (interactive) return interactive;
-  const anyElement = Array.from(document.body ? document.body.querySelectorAll('*') : [])
+  if (interactive) return { element: interactive.element, rank: 1 + interactive.rank };
+  const anyElement = (document.body ? deepQueryAll('*', document.body) : [])
     .filter((el) => !['script', 'style', 'noscript'].includes(tagOf(el)) && isVisible(el))
-    .map((el) => ({ el, texts: [el.innerText] }));
-  return bestTextMatch(anyElement, wanted, true);
+    .map((el) => ({ el, texts: [renderedText(el)] }));
+  const other = bestTextMatch(anyElement, wanted, true);
+  return other && { element: other.element, rank: 4 + other.rank };
 `);
 
 /**
- * Form field a string target names, or null. Args: { target }.
+ * Form field a string target names, ranked (see RankedMatch). Args: { target }.
  * A valid, matching CSS selector wins; otherwise the field's label (via for= or
  * nesting, both exposed as el.labels), aria-label / aria-labelledby, placeholder,
  * name or id, compared like visible text.
  */
-export const FIND_FIELD_SCRIPT = script<{ target: string }, Element | null>(String.raw`
+export const FIND_FIELD_SCRIPT = script<{ target: string }, RankedMatch>(String.raw`
   const matches = bySelector(args.target);
-  if (matches && matches.length > 0) return matches.find(isVisible) || matches[0];
+  if (matches && matches.length > 0) return { element: matches.find(isVisible) || matches[0], rank: 0 };
   const wanted = normalize(args.target);
   if (!wanted) return null;
-  const fields = Array.from(document.querySelectorAll(FIELDS))
+  const fields = deepQueryAll(FIELDS)
     .filter(isVisible)
     .map((el) => ({
       el,
       texts: [labelText(el), el.getAttribute('aria-label'), labelledByText(el),
         el.getAttribute('placeholder'), el.getAttribute('name'), el.id, el.getAttribute('title')],
     }));
-  return bestTextMatch(fields, wanted, false);
+  const field = bestTextMatch(fields, wanted, false);
+  return field && { element: field.element, rank: 1 + field.rank };
 `);
 
 /**
@@ -291,18 +413,28 @@ export const TAG_NAME_FUNCTION = elementFunction<[], string>('return element.tag
 /** Clicks through the DOM when there is no clickable point (covered, zero-size). */
 export const DOM_CLICK_FUNCTION = elementFunction<[], void>('element.click();');
 
-/** innerText of the first element matching args.selector. */
+/** Rendered text of the first element matching args.selector, open shadow roots included. */
 export const TEXT_OF_SCRIPT = script<{ selector: string }, TextOfResult>(String.raw`
   const matches = bySelector(args.selector);
   if (matches === null) return { kind: 'invalid' };
   if (matches.length === 0) return { kind: 'missing' };
-  return { kind: 'text', text: matches[0].innerText };
+  return { kind: 'text', text: renderedText(matches[0]) };
 `);
 
-/** Truthy once the page's visible text contains args.text, ignoring case and spacing. */
+/** Whether the document's rendered text contains args.text, ignoring case and spacing. */
 export const HAS_TEXT_SCRIPT = script<{ text: string }, boolean>(String.raw`
   const needle = normalize(args.text).toLowerCase();
-  return Boolean(document.body) && normalize(document.body.innerText).toLowerCase().includes(needle);
+  return Boolean(document.body) && normalize(renderedText(document.body)).toLowerCase().includes(needle);
+`);
+
+/**
+ * Where an iframe element shows its frame: 'hidden' when the frame cannot be seen at all
+ * (then neither can anything inside it, whatever its own document says).
+ */
+export const FRAME_PLACEMENT_FUNCTION = elementFunction<[], FramePlacement>(String.raw`
+  ${HELPERS}
+  if (!isVisible(element)) return 'hidden';
+  return inViewport(element) ? 'inViewport' : 'offscreen';
 `);
 
 export const SCROLL_SCRIPT = script<{ direction: 1 | -1 }, void>(String.raw`

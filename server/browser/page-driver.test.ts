@@ -185,6 +185,40 @@ describe('keys, scrolling, text', () => {
   });
 });
 
+describe('open shadow roots', () => {
+  beforeEach(async () => {
+    await driver.navigate(server.url('/shadow'));
+  });
+
+  it('lists elements of open shadow roots, nested ones and slotted names included', async () => {
+    const { elements } = await driver.observe();
+    const byName = new Map(elements.map((element) => [element.name, element]));
+    expect(byName.get('Nickname')).toMatchObject({ role: 'textbox', tag: 'input', value: '' });
+    expect(byName.get('Save profile')).toMatchObject({ role: 'button', tag: 'button' });
+    expect(byName.get('Nested action')).toMatchObject({ role: 'button', tag: 'button' });
+    expect(byName.get('Pay now')).toMatchObject({ role: 'button', tag: 'button' });
+    expect(elements.map((element) => element.ref)).toEqual(elements.map((_element, index) => index + 1));
+  });
+
+  it('types by label and clicks by text inside a shadow root', async () => {
+    await driver.type('ada', 'Nickname');
+    await driver.click('Save profile');
+    expect(await driver.textOf('#status')).toBe('Saved ada');
+    await driver.click('pay now');
+    expect(await driver.textOf('#out')).toBe('Fancy clicked');
+  });
+
+  it('clicks by ref inside a nested shadow root', async () => {
+    const { elements } = await driver.observe();
+    await driver.click({ ref: elements.find((element) => element.name === 'Nested action')?.ref ?? -1 });
+    expect(await driver.textOf('#out')).toBe('Nested clicked');
+  });
+
+  it('waits for text that appears later inside a shadow root', async () => {
+    await driver.waitForText('shadow arrived late', 5_000);
+  });
+});
+
 describe('navigation', () => {
   it('fails with navigation_failed for invalid URLs and unreachable hosts', async () => {
     await expectActionError(driver.navigate('not a url'), 'navigation_failed');

@@ -11,19 +11,23 @@ import { DomainAllowList } from './domain-allowlist.js';
 import {
   CLEAR_FIELD_FUNCTION,
   DOM_CLICK_FUNCTION,
-  FIND_BY_REF_SCRIPT,
   FIND_CLICK_TARGET_SCRIPT,
   FIND_FIELD_SCRIPT,
-  HAS_TEXT_SCRIPT,
   MAX_OBSERVED_ELEMENTS,
-  OBSERVE_SCRIPT,
   SAME_TAB_NAVIGATION_SCRIPT,
   SCROLL_SCRIPT,
   SELECT_OPTION_FUNCTION,
   TAG_NAME_FUNCTION,
-  TEXT_OF_SCRIPT,
 } from './in-page-scripts.js';
 import { openLiveView } from './live-view.js';
+import {
+  elementByRef,
+  findInFrames,
+  framesShowText,
+  observeFrames,
+  textInFrames,
+  type RefTarget,
+} from './page-frames.js';
 import {
   ActionError,
   type ActionErrorCode,
@@ -40,6 +44,9 @@ const NAVIGATION_START_GRACE_MS = 300;
 
 const SCREENSHOT_QUALITY = 60;
 
+/** How often waitForText looks at the page again. */
+const TEXT_POLL_MS = 100;
+
 /**
  * PageDriver over one puppeteer Page. `isBrowserAlive` reports whether the browser
  * connection behind the page still stands, so failures are classified by state.
@@ -51,6 +58,8 @@ export class PuppeteerPageDriver implements PageDriver {
   private blockedNavigationUrl: string | null = null;
   private readonly blockedNavigationListeners = new Set<() => void>();
   private readonly navigationRequestListeners = new Set<() => void>();
+  /** What the refs of the last observation point at; refs are numbered across frames. */
+  private refTargets = new Map<number, RefTarget>();
 
   private constructor(
     private readonly page: Page,
@@ -94,9 +103,10 @@ export class PuppeteerPageDriver implements PageDriver {
 
   async observe(options: { screenshot?: boolean } = {}): Promise<PageObservation> {
     return this.run('target_not_found', 'observing the page', async () => {
-      const elements = await this.evaluateAfterLoad(() =>
-        this.page.evaluate(OBSERVE_SCRIPT, { limit: MAX_OBSERVED_ELEMENTS }),
+      const { elements, refTargets } = await this.evaluateAfterLoad(() =>
+        observeFrames(this.page, MAX_OBSERVED_ELEMENTS),
       );
+      this.refTargets = refTargets;
       const observation: PageObservation = {
         url: this.page.url(),
         title: await this.page.title(),
@@ -190,22 +200,37 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
+  /**
+   * Polls every frame rather than using page.waitForFunction, which watches the main
+   * frame only; frames that appear while waiting are included from the next poll on.
+   */
   async waitForText(text: string, timeoutMs: number): Promise<void> {
     await this.run('timeout', `waiting for "${text}"`, async () => {
+      const deadline = Date.now() + timeoutMs;
+      let timer: NodeJS.Timeout | undefined;
+      // A page stuck in a dialog never answers, so no poll may outlast the deadline.
+      const expired = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
       try {
-        await this.page.waitForFunction(HAS_TEXT_SCRIPT, { timeout: timeoutMs, polling: 100 }, { text });
-      } catch (error) {
-        if (error instanceof TimeoutError) {
-          throw new ActionError('timeout', `"${text}" did not appear within ${timeoutMs} ms`);
+        for (;;) {
+          if (await Promise.race([framesShowText(this.page, text), expired])) return;
+          if (!this.isAlive()) throw browserGone();
+          if (Date.now() >= deadline) {
+            throw new ActionError('timeout', `"${text}" did not appear within ${timeoutMs} ms`);
+          }
+          await delay(Math.min(TEXT_POLL_MS, deadline - Date.now()));
         }
-        throw error;
+      } finally {
+        clearTimeout(timer);
       }
     });
   }
 
+  /** Searches open shadow roots and child frames too, main frame first. */
   async textOf(selector: string): Promise<string> {
     return this.run('target_not_found', `reading ${selector}`, async () => {
-      const result = await this.evaluateAfterLoad(() => this.page.evaluate(TEXT_OF_SCRIPT, { selector }));
+      const result = await this.evaluateAfterLoad(() => textInFrames(this.page, selector));
       switch (result.kind) {
         case 'text':
           return result.text.trim();
@@ -306,18 +331,16 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   private async resolve(target: ActionTarget, purpose: 'click' | 'field'): Promise<ElementHandle<Element>> {
-    const found = await this.evaluateAfterLoad(() => {
-      if (typeof target !== 'string') return this.page.evaluateHandle(FIND_BY_REF_SCRIPT, { ref: target.ref });
+    const element = await this.evaluateAfterLoad(() => {
+      if (typeof target !== 'string') return elementByRef(this.refTargets.get(target.ref));
       const script = purpose === 'click' ? FIND_CLICK_TARGET_SCRIPT : FIND_FIELD_SCRIPT;
-      return this.page.evaluateHandle(script, { target });
+      return findInFrames(this.page, script, target);
     });
-    const element = found.asElement();
     if (element === null) {
-      await found.dispose();
       const hint = typeof target === 'string' ? '' : ' (observe the page again for current refs)';
       throw new ActionError('target_not_found', `${describeTarget(target)} is not on the page${hint}`);
     }
-    return element as ElementHandle<Element>;
+    return element;
   }
 
   /**

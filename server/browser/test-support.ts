@@ -90,6 +90,73 @@ const PAGES: Record<string, Route> = {
         show('viewport', innerWidth + 'x' + innerHeight);
       </script>`,
   }),
+  // Open shadow roots: a labelled field and a button in one, a nested shadow root, a
+  // button whose label is slotted in from the light DOM, and text that arrives late.
+  '/shadow': () => ({
+    body: `<!doctype html><title>Shadow page</title>
+      <account-panel></account-panel>
+      <fancy-button>Pay <b>now</b></fancy-button>
+      <p id="out">nothing yet</p>
+      <script>
+        const show = (text) => { document.getElementById('out').textContent = text; };
+        customElements.define('account-panel', class extends HTMLElement {
+          connectedCallback() {
+            const root = this.attachShadow({ mode: 'open' });
+            root.innerHTML = '<style>p { margin: 4px }</style>'
+              + '<label for="nick">Nickname</label><input id="nick">'
+              + '<button id="save">Save profile</button>'
+              + '<p id="status">not saved</p><p id="late"></p><inner-widget></inner-widget>';
+            root.getElementById('save').addEventListener('click', () => {
+              root.getElementById('status').textContent = 'Saved ' + root.getElementById('nick').value;
+            });
+            setTimeout(() => { root.getElementById('late').textContent = 'Shadow arrived LATE'; }, 300);
+          }
+        });
+        customElements.define('inner-widget', class extends HTMLElement {
+          connectedCallback() {
+            this.attachShadow({ mode: 'open' }).innerHTML = '<button>Nested action</button>';
+            this.shadowRoot.querySelector('button').addEventListener('click', () => show('Nested clicked'));
+          }
+        });
+        customElements.define('fancy-button', class extends HTMLElement {
+          connectedCallback() {
+            this.attachShadow({ mode: 'open' }).innerHTML = '<button><slot></slot></button>';
+            this.shadowRoot.querySelector('button').addEventListener('click', () => show('Fancy clicked'));
+          }
+        });
+      </script>`,
+  }),
+  // Loaded in iframes from either host; #result records what its button saw.
+  '/frame-form': () => ({
+    body: `<!doctype html><title>Payment frame</title>
+      <label for="card">Card number</label><input id="card">
+      <button id="pay">Pay</button>
+      <p id="result">unpaid</p>
+      <p id="late"></p>
+      <script>
+        document.getElementById('pay').addEventListener('click', () => {
+          document.getElementById('result').textContent = 'Paid with ' + document.getElementById('card').value;
+        });
+        setTimeout(() => { document.getElementById('late').textContent = 'Frame arrived LATE'; }, 300);
+      </script>`,
+  }),
+  '/same-origin-frame': () => ({ body: framedPage('/frame-form') }),
+  '/cross-origin-frame': (_request, port) => ({ body: framedPage(`http://127.0.0.1:${port}/frame-form`) }),
+  // More interactive elements than one observation lists, all below the fold, with the
+  // payment frame in view.
+  '/crowded-frame': () => ({
+    body: `<!doctype html><title>Crowded</title>
+      <iframe src="/frame-form" title="Payment"></iframe>
+      <div style="margin-top: 2000px">
+        ${Array.from({ length: 200 }, (_unused, index) => `<a href="/next">Link ${index + 1}</a>`).join(' ')}
+      </div>`,
+  }),
+  // The frame's own document looks visible; only its iframe element says it is not.
+  '/hidden-frame': () => ({
+    body: `<!doctype html><title>Hidden frame</title>
+      <p>Nothing else here</p>
+      <iframe src="/frame-form" title="Hidden payment" style="visibility: hidden"></iframe>`,
+  }),
   '/redirect-away': (_request, port) => ({
     status: 302,
     body: '',
@@ -182,6 +249,14 @@ export async function startRemoteChromium(profileDir: string): Promise<RemoteChr
       await exited;
     },
   };
+}
+
+/** A page whose own "Pay with PayPal" link competes with the frame's "Pay" button. */
+function framedPage(frameSrc: string): string {
+  return `<!doctype html><title>Framed</title>
+    <label>Main note <input id="note"></label>
+    <a href="/next">Pay with PayPal later</a>
+    <iframe src="${frameSrc}" title="Payment" style="width: 600px; height: 300px"></iframe>`;
 }
 
 function escapeHtml(text: string): string {

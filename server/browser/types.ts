@@ -3,7 +3,7 @@
 
 /** An element the agent may act on, as listed in an observation. */
 export interface InteractiveElement {
-  /** Stable within one observation; actions may target `{ ref }`. */
+  /** Unique within one observation, across frames; actions may target `{ ref }`. */
   ref: number;
   /** ARIA role or tag-derived role: button, link, textbox, checkbox, combobox, ... */
   role: string;
@@ -17,7 +17,10 @@ export interface InteractiveElement {
 export interface PageObservation {
   url: string;
   title: string;
-  /** Compact list of interactive elements, at most 150. */
+  /**
+   * Compact list of interactive elements, at most 150: the main document's first, then
+   * those of each visible iframe; open shadow roots count as part of their document.
+   */
   elements: InteractiveElement[];
   /** JPEG as base64, only when requested. */
   screenshot?: string;
