@@ -99,7 +99,7 @@ export class SessionGateway {
       if (this.#services.browserPool.get(session.deviceId) === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#openRelay(session, publicId, req);
         if (relay !== null) {
-          this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, relay));
+          this.#upgrade(req, socket, head, (client) => this.#relay(client, relay), () => relay.upstream.close());
           return;
         }
       }
@@ -110,7 +110,23 @@ export class SessionGateway {
       else refuseHandshake(socket, requestId, error, this.#services);
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#open(ws, session, view));
+    this.#upgrade(req, socket, head, (ws) => this.#open(ws, session, view), () => this.#views.release(session.deviceId));
+  }
+
+  /**
+   * Completes the WebSocket upgrade. The `ws` server answers a malformed upgrade (bad key
+   * or version) with 400 itself and never calls back; what was opened for it is then
+   * given back when the socket closes.
+   */
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (ws: WebSocket) => void, onRefused: () => void): void {
+    let opened = false;
+    socket.once('close', () => {
+      if (!opened) onRefused();
+    });
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      opened = true;
+      onOpen(ws);
+    });
   }
 
   /**
