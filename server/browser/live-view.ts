@@ -1,4 +1,5 @@
 import type { CDPSession, KeyInput, Page, Protocol } from 'puppeteer-core';
+import { _keyDefinitions } from 'puppeteer-core/internal/common/USKeyboardLayout.js';
 import { ActionError, InvalidLiveInputError, type LiveFrame, type LiveInput, type LiveView } from './types.js';
 
 const JPEG_QUALITY = 60;
@@ -20,8 +21,13 @@ const FIRST_FRAME_WAIT_MS = 300;
 
 const VIEWPORT_SIZE_EXPRESSION = '({ width: innerWidth, height: innerHeight })';
 
-/** The message puppeteer's keyboard throws, before sending anything, for a name it has no key for. */
-const UNKNOWN_KEY_MESSAGE_PREFIX = 'Unknown key: ';
+/**
+ * Whether puppeteer's keyboard knows the key: its own key table, which the package exports
+ * under `internal/`, decides, so an unknown name is refused before anything is sent.
+ */
+function isKeyName(key: string): key is KeyInput {
+  return Object.hasOwn(_keyDefinitions, key);
+}
 
 /**
  * Opens a live view of `page` on its own CDP session, so several views and the agent's
@@ -99,14 +105,8 @@ class ScreencastLiveView implements LiveView {
         await mouse.wheel({ deltaX: event.dx, deltaY: event.dy });
         return;
       case 'key':
-        try {
-          await keyboard.press(event.key as KeyInput);
-        } catch (error) {
-          if (error instanceof Error && error.message.startsWith(UNKNOWN_KEY_MESSAGE_PREFIX)) {
-            throw new InvalidLiveInputError(`"${event.key}" is not a key name`);
-          }
-          throw error;
-        }
+        if (!isKeyName(event.key)) throw new InvalidLiveInputError(`"${event.key}" is not a key name`);
+        await keyboard.press(event.key);
         return;
       case 'text':
         await keyboard.type(event.text);
