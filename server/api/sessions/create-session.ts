@@ -10,6 +10,8 @@ export const createSessionProcedure = writeGated('operator:sessions:write')
       path: '/devices/{id}/sessions',
       tags: ['sessions'],
       summary: 'Mint a live-view session (control mode also needs operator:sessions:control)',
+      description:
+        'Connect to `ws_url` with `Sec-WebSocket-Protocol: svc.operator.v1, svc.token.<session_token>` (never in the URL). The server sends `{"type": "ready", ...}`, then `{"type": "frame", "format": "jpeg", "data", "width", "height"}` frames; a control session holding a takeover sends `{"type": "input", "input": {"kind": "click" | "move" | "scroll" | "key" | "text", ...}}`. See docs/api.md, "Sessions and the live-view gateway".',
     },
     successStatus: 201,
   })
