@@ -3,12 +3,12 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { escalations } from '../../db/schema';
 import { endConsoleSession, startConsoleSession, CONSOLE_SESSION_MS } from '../domain/console/console-sessions';
-import { authenticateConsoleKey } from '../domain/console/operator-accounts';
+import { authenticateConsoleKey, type Operator } from '../domain/console/operator-accounts';
 import { listApiKeys, listOrganizations, pendingEscalations } from '../domain/console/operator-views';
 import { resolveEscalation } from '../domain/escalations/resolve-escalation';
 import { parsePublicId } from '../domain/ids';
 import { isScope, scopes } from '../domain/keys/scopes';
-import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
+import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey, type AdminOrigin } from '../domain/orgs/operator-admin';
 import { CONSOLE_COOKIE, consoleProcedure, consoleRouter, operatorProcedure, type ConsoleContext } from './console-trpc';
 
 /** What the CLI's AdminError says is for operators; it becomes the console's message. */
@@ -19,6 +19,10 @@ async function asOperatorError<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof AdminError) throw new TRPCError({ code: 'BAD_REQUEST', message: error.message });
     throw error;
   }
+}
+
+function byOperator(operator: Operator): AdminOrigin {
+  return { via: 'console', operator: operator.name };
 }
 
 function setSessionCookie(ctx: ConsoleContext, token: string, maxAgeSecs: number): void {
@@ -70,19 +74,17 @@ export const consoleAppRouter = consoleRouter({
       asOperatorError(async () => {
         const escalationUrl = input.escalation_url === '' ? null : input.escalation_url;
         if (escalationUrl !== null) await checkEscalationUrl(escalationUrl, ctx.services.config.webhooks.allowPrivateDestinations);
-        return createOrganization(ctx.services.db, {
-          name: input.name,
-          entitled: input.entitled,
-          maxDevices: input.max_devices,
-          maxDeviceSeconds: input.max_device_seconds,
-          escalationUrl,
-        });
+        return createOrganization(
+          ctx.services.db,
+          { name: input.name, entitled: input.entitled, maxDevices: input.max_devices, maxDeviceSeconds: input.max_device_seconds, escalationUrl },
+          byOperator(ctx.operator),
+        );
       }),
     ),
 
   createSpace: operatorProcedure
     .input(z.object({ org_id: uuid, name }))
-    .mutation(({ ctx, input }) => asOperatorError(() => createSpace(ctx.services.db, input.org_id, input.name))),
+    .mutation(({ ctx, input }) => asOperatorError(() => createSpace(ctx.services.db, input.org_id, input.name, byOperator(ctx.operator)))),
 
   keys: operatorProcedure.input(z.object({ org_id: uuid })).query(({ ctx, input }) => listApiKeys(ctx.services.db, input.org_id)),
 
@@ -96,12 +98,14 @@ export const consoleAppRouter = consoleRouter({
       }),
     )
     .mutation(({ ctx, input }) =>
-      asOperatorError(() => createApiKey(ctx.services.db, { orgId: input.org_id, scopes: input.scopes, spaceIds: input.space_ids, env: input.env })),
+      asOperatorError(() =>
+        createApiKey(ctx.services.db, { orgId: input.org_id, scopes: input.scopes, spaceIds: input.space_ids, env: input.env }, byOperator(ctx.operator)),
+      ),
     ),
 
   revokeKey: operatorProcedure
     .input(z.object({ key_id: z.string().max(50) }))
-    .mutation(({ ctx, input }) => asOperatorError(() => revokeApiKey(ctx.services.db, input.key_id))),
+    .mutation(({ ctx, input }) => asOperatorError(() => revokeApiKey(ctx.services.db, input.key_id, byOperator(ctx.operator)))),
 
   pendingEscalations: operatorProcedure.query(({ ctx }) => pendingEscalations(ctx.services.db)),
 

@@ -109,6 +109,11 @@ describe('console administration', () => {
     expect(JSON.stringify(listed)).not.toContain(created.key.split('_').at(-1));
     expect(await failure(client.createKey.mutate({ org_id: orgId, scopes: ['operator:everything'], space_ids: [], env: 'test' }))).toMatchObject({ code: 'BAD_REQUEST' });
 
+    // The audit trail names the operator behind each change.
+    const auditor = await client.createKey.mutate({ org_id: orgId, scopes: ['operator:audit:read'], space_ids: [], env: 'test' });
+    const audit = await apiClient(test.url, auditor.key)('GET', `/v1/audit?resource_id=${created.key_id}`);
+    expect(audit.body.data).toEqual([expect.objectContaining({ action: 'operator.api_key.created', actor: 'system', details: expect.objectContaining({ via: 'console', operator: 'Ada' }) })]);
+
     await client.revokeKey.mutate({ key_id: created.key_id });
     const deadline = Date.now() + 2_000;
     let status = 200;

@@ -203,7 +203,7 @@ describe('audit trail', () => {
         resource_id: spaceId,
         request_id: null,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        details: { name: 'audited' },
+        details: { name: 'audited', via: 'cli' },
       });
       const byResource = await call('GET', `/v1/audit?resource_id=${spaceId}`);
       expect(byResource.body.data.map((event: any) => event.resource_id)).toEqual([spaceId]);

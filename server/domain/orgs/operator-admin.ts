@@ -13,6 +13,13 @@ import { checkDestination, type DestinationRefusal } from '../webhooks/destinati
 
 export class AdminError extends Error {}
 
+/**
+ * Who made an operator change, recorded in its audit details (the audit `actor` is
+ * `system`: CONTRACT.md allows a key id or `system`, and operators hold no API key).
+ */
+export type AdminOrigin = { via: 'cli' } | { via: 'console'; operator: string };
+const CLI: AdminOrigin = { via: 'cli' };
+
 export interface NewOrganization {
   name: string;
   entitled: boolean;
@@ -38,24 +45,24 @@ export async function checkEscalationUrl(url: string, allowPrivate: boolean): Pr
   if (!check.ok && check.reason !== 'dns_failure') throw new AdminError(ESCALATION_URL_REFUSALS[check.reason]);
 }
 
-export async function createOrganization(db: Db, input: NewOrganization): Promise<{ org_id: string }> {
+export async function createOrganization(db: Db, input: NewOrganization, origin: AdminOrigin = CLI): Promise<{ org_id: string }> {
   return db.transaction(async (tx) => {
     const [org] = await tx.insert(organizations).values(input).returning({ id: organizations.id });
     await recordAudit(tx, systemActor(org!.id), {
       action: 'operator.organization.created',
       resourceType: 'organization',
       resourceId: org!.id,
-      details: { name: input.name, entitled: input.entitled, max_devices: input.maxDevices, max_device_seconds: input.maxDeviceSeconds },
+      details: { name: input.name, entitled: input.entitled, max_devices: input.maxDevices, max_device_seconds: input.maxDeviceSeconds, ...origin },
     });
     return { org_id: org!.id };
   });
 }
 
-export async function createSpace(db: Db, orgId: string, name: string): Promise<{ space_id: string }> {
+export async function createSpace(db: Db, orgId: string, name: string, origin: AdminOrigin = CLI): Promise<{ space_id: string }> {
   return db.transaction(async (tx) => {
     await requireOrganization(tx, orgId);
     const [space] = await tx.insert(spaces).values({ orgId, name }).returning({ id: spaces.id });
-    await recordAudit(tx, systemActor(orgId), { action: 'operator.space.created', resourceType: 'space', resourceId: space!.id, spaceId: space!.id, details: { name } });
+    await recordAudit(tx, systemActor(orgId), { action: 'operator.space.created', resourceType: 'space', resourceId: space!.id, spaceId: space!.id, details: { name, ...origin } });
     return { space_id: space!.id };
   });
 }
@@ -67,7 +74,7 @@ export interface NewKey {
   env: KeyEnv;
 }
 
-export async function createApiKey(db: Db, input: NewKey) {
+export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = CLI) {
   const unknownScope = input.scopes.find((scope) => !isScope(scope));
   if (unknownScope !== undefined) throw new AdminError(`Unknown scope: ${unknownScope}`);
   return db.transaction(async (tx) => {
@@ -91,13 +98,13 @@ export async function createApiKey(db: Db, input: NewKey) {
       action: 'operator.api_key.created',
       resourceType: 'api_key',
       resourceId: keyId,
-      details: { env: input.env, scopes: input.scopes, space_ids: input.spaceIds },
+      details: { env: input.env, scopes: input.scopes, space_ids: input.spaceIds, ...origin },
     });
     return { key: formatApiKey(input.env, keyId, secret), key_id: keyId, scopes: input.scopes as Scope[], space_ids: input.spaceIds };
   });
 }
 
-export async function revokeApiKey(db: Db, keyId: string): Promise<{ revoked: true }> {
+export async function revokeApiKey(db: Db, keyId: string, origin: AdminOrigin = CLI): Promise<{ revoked: true }> {
   return db.transaction(async (tx) => {
     const [key] = await tx
       .update(apiKeys)
@@ -105,7 +112,7 @@ export async function revokeApiKey(db: Db, keyId: string): Promise<{ revoked: tr
       .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
       .returning({ orgId: apiKeys.orgId });
     if (key === undefined) throw new AdminError(`No active key with id ${keyId}`);
-    await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId });
+    await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId, details: { ...origin } });
     return { revoked: true as const };
   });
 }
