@@ -1,11 +1,11 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { devices, sessions } from '../../db/schema';
 import { parsePublicId } from '../domain/ids';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
-import { hashSessionToken, isSessionTokenShaped } from '../domain/sessions/session-token';
+import { isSessionTokenShaped } from '../domain/sessions/session-token';
+import { secretMatches } from '../domain/secret-hash';
 import { ApiError } from '../errors';
 import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from './gateway-messages';
 
@@ -27,16 +27,10 @@ export async function authenticateHandshake(db: Db, req: IncomingMessage, public
   const id = parsePublicId('session', publicId);
   if (!offered.includes(SUBPROTOCOL) || token === undefined || !isSessionTokenShaped(token) || id === null) throw new ApiError('invalid_session_token');
   const [session] = await db.select().from(sessions).where(eq(sessions.id, id));
-  if (session === undefined || !sameHash(session.tokenHash, hashSessionToken(token))) throw new ApiError('invalid_session_token');
+  if (session === undefined || !secretMatches(token, session.tokenHash)) throw new ApiError('invalid_session_token');
   if (!isSessionLive(session)) throw new ApiError('session_expired');
   const [device] = await db.select({ status: devices.status }).from(devices).where(eq(devices.id, session.deviceId));
   if (device?.status === 'terminated') throw new ApiError('device_terminated');
   if (device?.status !== 'active') throw new ApiError('device_not_ready');
   return session;
-}
-
-function sameHash(stored: string, computed: string): boolean {
-  const a = Buffer.from(stored, 'hex');
-  const b = Buffer.from(computed, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
 }

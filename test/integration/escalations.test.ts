@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { escalations, events } from '../../db/schema';
-import { hashEscalationToken } from '../../server/domain/escalations/escalation-token';
+import { hashSecret } from '../../server/domain/secret-hash';
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
@@ -106,7 +106,7 @@ describe('escalations', () => {
 
     const db = test.service.services.db;
     const row = await deliveredRow(delivery.escalation.id);
-    expect(row!.tokenHashes).toEqual([hashEscalationToken(delivery.token)]);
+    expect(row!.tokenHashes).toEqual([hashSecret(delivery.token)]);
     expect(row!.deliveryStatus).toBe('succeeded');
     // The bearer itself is nowhere in the database.
     const [dump] = await db.execute<{ found: boolean }>(

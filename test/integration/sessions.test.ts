@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { events, sessions } from '../../db/schema';
 import { parsePublicId } from '../../server/domain/ids';
-import { hashSessionToken } from '../../server/domain/sessions/session-token';
+import { hashSecret } from '../../server/domain/secret-hash';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -148,7 +148,7 @@ describe('minting sessions', () => {
     expect(read.status).toBe(200);
     expect(read.body).toEqual((({ session_token: _token, ...rest }) => rest)(session));
     const [row] = await test.service.services.db.select().from(sessions).where(eq(sessions.id, parsePublicId('session', session.id)!));
-    expect(row!.tokenHash).toBe(hashSessionToken(session.session_token));
+    expect(row!.tokenHash).toBe(hashSecret(session.session_token));
     expect(JSON.stringify(row)).not.toContain(session.session_token);
     const created = await test.service.services.db.select().from(events).where(eq(events.type, 'operator.session.created.v1'));
     const envelope = created.find((event) => (event.envelope as any).data.object.id === session.id)!.envelope as any;

@@ -1,15 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { consoleSessions, operators } from '../../../db/schema';
+import { hashSecret as hashToken } from '../secret-hash';
 import type { Operator } from './operator-accounts';
 
 /** A console sign-in lasts a working day; then the operator signs in again. */
 export const CONSOLE_SESSION_MS = 12 * 60 * 60 * 1000;
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
 
 /** Starts a console session; the token goes in the cookie, only its hash in the database. */
 export async function startConsoleSession(db: Db, operator: Operator): Promise<{ token: string; expiresAt: Date }> {

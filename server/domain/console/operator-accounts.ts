@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { operators } from '../../../db/schema';
-import { generateKeyId, generateSecret, hashSecret, secretMatches } from '../keys/api-key-format';
+import { generateKeyId, generateSecret } from '../keys/api-key-format';
+import { hashSecret, secretMatches } from '../secret-hash';
 
 // Console keys: svc_console_<key_id>_<secret>, built like API keys (12 base32 characters,
 // 43 base64url without `_`), shown once when the operator is created, SHA-256 stored.

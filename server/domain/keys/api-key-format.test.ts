@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatApiKey, generateKeyId, generateSecret, hashSecret, maskApiKey, parseApiKey, secretMatches } from './api-key-format';
+import { hashSecret, secretMatches } from '../secret-hash';
+import { formatApiKey, generateKeyId, generateSecret, maskApiKey, parseApiKey } from './api-key-format';
 
 describe('API key format', () => {
   it('generates keys in the CONTRACT.md shape that parse back', () => {

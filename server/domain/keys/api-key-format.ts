@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 // svc_operator_<env>_<key_id>_<secret> (CONTRACT.md): key_id is 12 lowercase base32
 // characters, secret is 43 base64url characters without `_` so the key splits cleanly.
@@ -35,17 +35,6 @@ export function generateSecret(): string {
 
 export function formatApiKey(env: KeyEnv, keyId: string, secret: string): string {
   return `svc_operator_${env}_${keyId}_${secret}`;
-}
-
-/** The secret is 256 random bits, so a plain SHA-256 is a sufficient one-way hash. */
-export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-export function secretMatches(secret: string, storedHash: string): boolean {
-  const candidate = Buffer.from(hashSecret(secret), 'hex');
-  const stored = Buffer.from(storedHash, 'hex');
-  return candidate.length === stored.length && timingSafeEqual(candidate, stored);
 }
 
 export function maskApiKey(env: KeyEnv, keyId: string): string {

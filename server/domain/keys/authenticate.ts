@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors';
-import { parseApiKey, secretMatches } from './api-key-format';
+import { secretMatches } from '../secret-hash';
+import { parseApiKey } from './api-key-format';
 import type { KeyRecord, LoadKeyRecord } from './key-record';
 import type { Principal } from './principal';
 import { isScope } from './scopes';

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashSecret } from '../secret-hash';
 
 // Session tokens: `sestok_` plus 32 random bytes in base64url, shown once on mint; only
 // the SHA-256 is kept. Clients present them on the WebSocket handshake as the
@@ -8,11 +9,7 @@ const TOKEN_PATTERN = /^sestok_[A-Za-z0-9_-]{43}$/;
 
 export function mintSessionToken(): { token: string; hash: string } {
   const token = `${PREFIX}${randomBytes(32).toString('base64url')}`;
-  return { token, hash: hashSessionToken(token) };
-}
-
-export function hashSessionToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return { token, hash: hashSecret(token) };
 }
 
 export function isSessionTokenShaped(token: string): boolean {
