@@ -1,10 +1,9 @@
-import { and, asc, eq, inArray, isNull, lt, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
-import { systemActor } from '../keys/principal';
 import { dbNow, dbNowPlus } from './db-time';
+import { failLostTasks } from './fail-lost-tasks';
 import type { TaskRow } from './task-resource';
-import { endTask } from './task-transitions';
 
 // Tasks are driven under a lease held in PostgreSQL: `lease_owner` is the server
 // process (services.instanceId) driving the task, `lease_expires_at` how long its claim
@@ -79,7 +78,7 @@ export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: 
   });
 }
 
-const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, dbNow()));
+const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, dbNow()))!;
 
 /**
  * Fails, with device_lost, every running task whose lease (or start deadline) passed:
@@ -92,21 +91,5 @@ const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, d
  * says.
  */
 export async function failExpiredLeases(db: Db, alive: readonly string[], limit = 100): Promise<string[]> {
-  const expired = await db
-    .select({ id: tasks.id })
-    .from(tasks)
-    .where(and(expiredLease, alive.length === 0 ? undefined : notInArray(tasks.id, [...alive])))
-    .limit(limit);
-  const failed: string[] = [];
-  for (const { id } of expired) {
-    const ended = await db.transaction(async (tx) => {
-      // Re-checked under the row lock: a heartbeat may have renewed it meanwhile.
-      const [row] = await tx.select().from(tasks).where(and(eq(tasks.id, id), expiredLease)).for('update');
-      if (row === undefined) return false;
-      await endTask(tx, row, { status: 'failed', error: 'device_lost' }, systemActor(row.orgId));
-      return true;
-    });
-    if (ended) failed.push(id);
-  }
-  return failed;
+  return failLostTasks(db, expiredLease, { limit, excluding: alive });
 }
