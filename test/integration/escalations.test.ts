@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { escalations, events } from '../../db/schema';
 import { hashSecret } from '../../server/domain/secret-hash';
 import { parsePublicId } from '../../server/domain/ids';
+import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -24,8 +25,7 @@ let key: string;
 let receiver: WebhookReceiver;
 /** Answers the next deliveries with these statuses, then 200. */
 const scriptedStatuses: number[] = [];
-/** Devices a test created, deleted after it so browsers do not pile up. */
-const devicesToDelete: string[] = [];
+const devices = new DeviceTracker(() => api);
 
 interface EscalationDelivery {
   escalation: Record<string, any>;
@@ -46,9 +46,7 @@ beforeAll(async () => {
   key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:escalations:read', 'operator:audit:read']);
   api = apiClient(test.url, key);
 });
-afterEach(async () => {
-  for (const device of devicesToDelete.splice(0)) await api('DELETE', `/v1/devices/${device}`);
-});
+afterEach(() => devices.deleteAll());
 afterAll(async () => {
   await test?.stop();
   await receiver?.close();
@@ -57,15 +55,13 @@ afterAll(async () => {
 
 /** Submits a task that asks a human, waits for it to park, and returns the delivery its escalation made. */
 async function parkWithQuestion(question: string, then = 'return the title'): Promise<{ task: string; device: string; delivery: EscalationDelivery }> {
-  const device = await api('POST', '/v1/devices', { space_id: tenant.spaceId });
-  expect(device.status).toBe(201);
-  devicesToDelete.push(device.body.id);
+  const device = await devices.create(tenant.spaceId);
   const before = receiver.received.length;
-  const submitted = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then ask a human "${question}" then ${then}` });
+  const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/plain')} then ask a human "${question}" then ${then}` });
   expect(submitted.status).toBe(202);
   await waitForTaskEnd(api, submitted.body.id, 20_000, ['needs_human']);
   const [received] = (await receiver.waitFor(before + 1)).slice(before);
-  return { task: submitted.body.id, device: device.body.id, delivery: JSON.parse(received!.rawBody.toString('utf8')) };
+  return { task: submitted.body.id, device, delivery: JSON.parse(received!.rawBody.toString('utf8')) };
 }
 
 /** The escalation's row once its delivery is recorded (the receiver answers before the worker records it). */

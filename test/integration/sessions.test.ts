@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { events, sessions } from '../../db/schema';
 import { parsePublicId } from '../../server/domain/ids';
 import { hashSecret } from '../../server/domain/secret-hash';
+import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -20,7 +21,7 @@ let tenant: TestTenant;
 let pages: TaskPages;
 let api: ApiCall;
 let key: string;
-const devicesToDelete: string[] = [];
+const devices = new DeviceTracker(() => api);
 
 beforeAll(async () => {
   pages = await startTaskPages();
@@ -29,20 +30,13 @@ beforeAll(async () => {
   key = await tenant.key(allScopes);
   api = apiClient(test.url, key);
 });
-afterEach(async () => {
-  for (const device of devicesToDelete.splice(0)) await api('DELETE', `/v1/devices/${device}`);
-});
+afterEach(() => devices.deleteAll());
 afterAll(async () => {
   await test?.stop();
   await pages?.close();
 });
 
-async function newDevice(): Promise<string> {
-  const device = await api('POST', '/v1/devices', { space_id: tenant.spaceId });
-  expect(device.status).toBe(201);
-  devicesToDelete.push(device.body.id);
-  return device.body.id;
-}
+const newDevice = () => devices.create(tenant.spaceId);
 
 async function mint(device: string, body: Record<string, unknown> = {}): Promise<any> {
   const minted = await api('POST', `/v1/devices/${device}/sessions`, body);
