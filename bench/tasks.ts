@@ -125,6 +125,8 @@ async function main(): Promise<void> {
     CHROMIUM_PATH,
     OPERATOR_MAX_BROWSERS: '20',
     OPERATOR_TASK_WORKERS: '20',
+    // The task pages are served on loopback, which the egress policy closes by default.
+    OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
     OPERATOR_RATE_LIMIT_PER_SEC: '1000',
     OPERATOR_RATE_LIMIT_BURST: '2000',
   });

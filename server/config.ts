@@ -55,6 +55,9 @@ const EnvSchema = z.object({
   OPERATOR_TASK_WORKERS: positiveInt(10),
 
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv,
+  // Exact address:port pairs devices may reach whatever the egress policy says; for tests
+  // that serve one page on loopback while the rest of loopback stays closed.
+  OPERATOR_TEST_ALLOW_DESTINATIONS: csv(''),
   OPERATOR_WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
   // Delays after the 1st, 2nd, ... failure; the last repeats. A bad list would make every
   // retry fail to schedule, so it is refused at startup.
@@ -120,6 +123,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       chromiumPath: e.CHROMIUM_PATH,
       browserlessUrl: e.BROWSERLESS_URL,
       maxBrowsers: e.OPERATOR_MAX_BROWSERS,
+    },
+    /** What devices' browsers may connect to (server/net/egress-policy.ts). */
+    egress: {
+      allowPrivate: e.OPERATOR_ALLOW_PRIVATE_DESTINATIONS,
+      testAllowed: e.OPERATOR_TEST_ALLOW_DESTINATIONS,
     },
     regions: e.OPERATOR_REGIONS,
     agent: {

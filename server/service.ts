@@ -29,7 +29,9 @@ import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
 import { startConsole } from './next-console';
 import type { Services } from './services';
-import { findChromium } from './browser';
+import { findChromium, isLocalEndpoint } from './browser';
+import { EgressPolicy } from './net/egress-policy';
+import { EgressProxy } from './net/egress-proxy';
 
 export interface RunningService {
   server: Server;
@@ -54,6 +56,11 @@ export async function startService(config: Config): Promise<RunningService> {
   if (config.browser.kind === 'local') findChromium(config.browser.chromiumPath);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
+  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress));
+  const browserlessElsewhere = config.browser.kind === 'browserless' && !isLocalEndpoint(config.browser.browserlessUrl ?? '');
+  if (browserlessElsewhere) {
+    log.warn('the browserless endpoint is on another machine: its deployment must enforce the device egress policy (docs/api.md, "Device egress")');
+  }
   const services: Services = {
     config,
     db: database.db,
@@ -67,6 +74,7 @@ export async function startService(config: Config): Promise<RunningService> {
         chromiumPath: config.browser.chromiumPath,
         browserlessUrl: config.browser.browserlessUrl,
         dataDir: config.dataDir,
+        egress: browserlessElsewhere ? null : egressProxy,
       }),
       { maxBrowsers: config.browser.maxBrowsers },
     ),
@@ -153,6 +161,7 @@ export async function startService(config: Config): Promise<RunningService> {
         // metering stops with their browsers, here.
         await closeHostMetering(services);
         await services.browserPool.shutdown();
+        await egressProxy.close();
         await Promise.all(lostDeviceWrites);
         await services.rateLimiter.close();
         await services.taskChannel.close();

@@ -9,6 +9,7 @@ import type { ActionErrorCode } from '../browser/types';
 export const FailureCodeSchema = z.enum([
   'max_steps_exceeded',
   'domain_not_allowed',
+  'destination_blocked',
   'navigation_failed',
   'device_lost',
   'element_not_found',
@@ -25,6 +26,8 @@ export type FailureCode = z.infer<typeof FailureCodeSchema>;
 export const FAILURE_DETAILS = {
   max_steps_exceeded: 'The task used all the steps its max_steps allowed before finishing.',
   domain_not_allowed: 'The task tried to open a page outside its allowed domains.',
+  // The device's egress policy (public addresses only, by default) refused a page the task opened.
+  destination_blocked: "The task tried to open a destination the device's egress policy blocks.",
   navigation_failed: 'A page the task needed could not be loaded.',
   device_lost: "The device's browser stopped while the task was running.",
   // The driver could not find the visible text, selector or element ref a step targeted.
@@ -56,6 +59,7 @@ export const ACTION_ERROR_FAILURES = {
   target_not_found: 'element_not_found',
   navigation_failed: 'navigation_failed',
   domain_not_allowed: 'domain_not_allowed',
+  destination_blocked: 'destination_blocked',
   timeout: 'action_timeout',
   browser_gone: 'device_lost',
 } as const satisfies Record<ActionErrorCode, FailureCode>;

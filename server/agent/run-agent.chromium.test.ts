@@ -24,7 +24,7 @@ beforeAll(async () => {
   site = await startTaskPages();
   origin = new URL(site.url('/')).origin;
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'agent-chromium-'));
-  handle = await new LocalBrowserProvider({ chromiumPath: null, dataDir }).launch({ deviceId: 'agent-device', orgId: 'org-1' });
+  handle = await new LocalBrowserProvider({ chromiumPath: null, dataDir, egress: null }).launch({ deviceId: 'agent-device', orgId: 'org-1' });
   driver = await handle.page();
 });
 

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext } from 'puppeteer-core';
 import { PuppeteerPageDriver } from './page-driver.js';
-import { ActionError, type BrowserHandle, type LiveView, type PageDriver } from './types.js';
+import { ActionError, type BrowserHandle, type EgressGate, type LiveView, type PageDriver } from './types.js';
 
 export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
@@ -10,6 +10,8 @@ export interface PuppeteerBrowserHandleOptions {
   context: BrowserContext;
   /** Provider-specific teardown (stop the process, or leave a remote browser). */
   release: () => Promise<void>;
+  /** The egress proxy the browser goes through; null where none is in front of it. */
+  egress: EgressGate | null;
 }
 
 /**
@@ -23,6 +25,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   private readonly browser: Browser;
   private readonly context: BrowserContext;
   private readonly release: () => Promise<void>;
+  private readonly egress: EgressGate | null;
   private driver: Promise<PuppeteerPageDriver> | null = null;
   private readonly disconnectListeners: Array<() => void> = [];
   private closing: Promise<void> | null = null;
@@ -34,6 +37,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.browser = options.browser;
     this.context = options.context;
     this.release = options.release;
+    this.egress = options.egress;
   }
 
   page(): Promise<PageDriver> {
@@ -85,7 +89,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     try {
       const pages = await this.context.pages();
       const page = pages.find((candidate) => !candidate.isClosed()) ?? (await this.context.newPage());
-      return await PuppeteerPageDriver.create(page, () => this.browser.connected && this.closing === null);
+      return await PuppeteerPageDriver.create(page, () => this.browser.connected && this.closing === null, this.egress);
     } catch {
       // A browser that cannot hand out a page is unusable whatever the reason.
       throw new ActionError('browser_gone', 'the browser could not open a page');

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserlessProvider, deviceEndpoint, isSharedBrowserEndpoint } from './browserless-provider.js';
+import { BrowserlessProvider, deviceEndpoint, isLocalEndpoint, isSharedBrowserEndpoint } from './browserless-provider.js';
 import { isRunning } from './chromium-process.js';
 import { COOKIE_FILE_NAME } from './cookie-store.js';
 import { makeTempDir, startPageServer, startRemoteChromium, type PageServer, type RemoteChromium } from './test-support.js';
@@ -33,9 +33,28 @@ describe('browserless endpoint URL', () => {
   });
 });
 
+describe('browserless egress', () => {
+  it('passes the egress proxy flags to the browser browserless launches', () => {
+    const egress = { url: 'http://127.0.0.1:4100', refusedSince: () => false };
+    const url = deviceEndpoint('ws://127.0.0.1:3000?token=secret', 'device-1', egress);
+    expect(url.searchParams.get('--proxy-server')).toBe('http://127.0.0.1:4100');
+    expect(url.searchParams.get('--proxy-bypass-list')).toBe('<-loopback>');
+    expect(url.searchParams.get('--force-webrtc-ip-handling-policy')).toBe('disable_non_proxied_udp');
+    expect(url.searchParams.get('token')).toBe('secret');
+  });
+
+  it('hands the proxy only to endpoints on this machine, which can reach its loopback address', () => {
+    expect(isLocalEndpoint('ws://127.0.0.1:3000?token=x')).toBe(true);
+    expect(isLocalEndpoint('ws://localhost:3000')).toBe(true);
+    expect(isLocalEndpoint('ws://[::1]:3000')).toBe(true);
+    expect(isLocalEndpoint('wss://browserless.internal:3000')).toBe(false);
+    expect(isLocalEndpoint('not a url')).toBe(false);
+  });
+});
+
 describe('browserless provider against a plain CDP endpoint', () => {
   it('connects, navigates, keeps cookies across close and launch, isolates devices, and leaves the remote browser running', async () => {
-    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, dataDir: temp.dir });
+    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, dataDir: temp.dir, egress: null });
     const first = await provider.launch({ deviceId: 'remote-a', orgId: 'org-1' });
     expect(first.pid).toBeNull();
     let closedEvents = 0;
@@ -70,7 +89,7 @@ describe('browserless provider against a plain CDP endpoint', () => {
   });
 
   it('reports a remote browser that goes away', async () => {
-    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, dataDir: temp.dir });
+    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, dataDir: temp.dir, egress: null });
     const handle = await provider.launch({ deviceId: 'remote-c', orgId: 'org-1' });
     const disconnected = new Promise<void>((resolve) => handle.onDisconnected(resolve));
     await remote.stop();

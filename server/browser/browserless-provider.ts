@@ -3,14 +3,20 @@ import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { COOKIE_FILE_NAME, restoreCookies, saveCookies } from './cookie-store.js';
+import { egressFlags, LOOPBACK_THROUGH_PROXY } from './egress-flags.js';
 import { profileDirectory } from './profile-directory.js';
-import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type LaunchRequest } from './types.js';
+import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type EgressGate, type LaunchRequest } from './types.js';
 
 export interface BrowserlessProviderOptions {
   /** WebSocket endpoint, token in the query as browserless expects: ws://host:3000?token=... */
   endpoint: string;
   /** Local state (saved cookies) lives in <dataDir>/profiles/<deviceId>. */
   dataDir: string;
+  /**
+   * The egress proxy, when the browsers behind the endpoint can reach it (browserless on
+   * this machine); null leaves egress to the browserless deployment (docs/api.md).
+   */
+  egress: EgressGate | null;
 }
 
 /** Where browserless keeps per-device profiles on its own disk. */
@@ -47,7 +53,7 @@ export class BrowserlessProvider implements BrowserProvider {
 
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
     const cookieFile = path.join(profileDirectory(this.options.dataDir, request.deviceId), COOKIE_FILE_NAME);
-    const endpoint = deviceEndpoint(this.options.endpoint, request.deviceId);
+    const endpoint = deviceEndpoint(this.options.endpoint, request.deviceId, this.options.egress);
     const shared = isSharedBrowserEndpoint(endpoint);
 
     let browser: Browser;
@@ -63,7 +69,11 @@ export class BrowserlessProvider implements BrowserProvider {
 
     let context: BrowserContext;
     try {
-      context = shared ? await browser.createBrowserContext() : browser.defaultBrowserContext();
+      // A shared browser's flags are not ours to set; a context can carry its own proxy.
+      const egress = this.options.egress;
+      context = shared
+        ? await browser.createBrowserContext(egress ? { proxyServer: egress.url, proxyBypassList: [LOOPBACK_THROUGH_PROXY] } : {})
+        : browser.defaultBrowserContext();
       await restoreCookies(context, cookieFile);
     } catch {
       await browser.disconnect().catch(() => undefined);
@@ -75,6 +85,7 @@ export class BrowserlessProvider implements BrowserProvider {
       pid: null,
       browser,
       context,
+      egress: this.options.egress,
       release: async () => {
         this.running.delete(handle);
         if (browser.connected) {
@@ -104,8 +115,12 @@ export class BrowserlessProvider implements BrowserProvider {
   }
 }
 
-/** The configured endpoint plus `--user-data-dir=<remote root>/<deviceId>`. */
-export function deviceEndpoint(endpoint: string, deviceId: string): URL {
+/**
+ * The configured endpoint plus `--user-data-dir=<remote root>/<deviceId>` and, with a
+ * proxy, the egress flags: browserless passes `--` query parameters to the browser it
+ * launches for the connection.
+ */
+export function deviceEndpoint(endpoint: string, deviceId: string, egress: EgressGate | null = null): URL {
   let url: URL;
   try {
     url = new URL(endpoint);
@@ -113,7 +128,21 @@ export function deviceEndpoint(endpoint: string, deviceId: string): URL {
     throw new BrowserLaunchError('the browserless endpoint is not a valid URL (check BROWSERLESS_URL)', false);
   }
   url.searchParams.set('--user-data-dir', `${REMOTE_PROFILE_ROOT}/${deviceId}`);
+  for (const flag of egress ? egressFlags(egress) : []) {
+    const [name, value] = flag.split(/=(.*)/s, 2);
+    url.searchParams.set(name!, value ?? '');
+  }
   return url;
+}
+
+/**
+ * Whether browsers behind the endpoint run on this machine and so can use the egress
+ * proxy, which listens on loopback only.
+ */
+export function isLocalEndpoint(endpoint: string): boolean {
+  if (!URL.canParse(endpoint)) return false;
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }
 
 /** A DevTools browser URL names one running browser, shared by whoever connects. */

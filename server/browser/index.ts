@@ -8,4 +8,5 @@ export {
   type BrowserPoolOptions,
 } from './pool.js';
 export { findChromium, killOrphans } from './chromium-process.js';
+export { isLocalEndpoint } from './browserless-provider.js';
 export { normalizeDomainEntry } from './domain-allowlist.js';

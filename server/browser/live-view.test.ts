@@ -32,7 +32,7 @@ const LIVE_FIELD = { x: 500, y: 120 };
 beforeAll(async () => {
   server = await startPageServer();
   temp = await makeTempDir('live-view-');
-  provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir });
+  provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null });
   handle = await provider.launch({ deviceId: 'live-device', orgId: 'org-1' });
   driver = await handle.page();
 });

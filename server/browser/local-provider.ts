@@ -8,8 +8,9 @@ import {
   removePidFile,
   writePidFile,
 } from './chromium-process.js';
+import { egressFlags } from './egress-flags.js';
 import { profileDirectory } from './profile-directory.js';
-import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type LaunchRequest } from './types.js';
+import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type EgressGate, type LaunchRequest } from './types.js';
 
 export interface LocalBrowserProviderOptions {
   /** Chromium executable; null looks for chromium, chromium-browser, google-chrome on PATH. */
@@ -17,6 +18,8 @@ export interface LocalBrowserProviderOptions {
   /** Profiles live in <dataDir>/profiles/<deviceId>. */
   dataDir: string;
   headless?: boolean;
+  /** The egress proxy every browser must use; null only in tests of the provider itself. */
+  egress: EgressGate | null;
 }
 
 /**
@@ -70,7 +73,7 @@ export class LocalBrowserProvider implements BrowserProvider {
         userDataDir: profileDir,
         headless: this.options.headless ?? true,
         pipe: true,
-        args: CHROMIUM_FLAGS,
+        args: [...CHROMIUM_FLAGS, ...(this.options.egress ? egressFlags(this.options.egress) : [])],
         defaultViewport: VIEWPORT,
         timeout: LAUNCH_TIMEOUT_MS,
         protocolTimeout: PROTOCOL_TIMEOUT_MS,
@@ -93,6 +96,7 @@ export class LocalBrowserProvider implements BrowserProvider {
       pid,
       browser,
       context: browser.defaultBrowserContext(),
+      egress: this.options.egress,
       release: async () => {
         this.running.delete(handle);
         await Promise.race([browser.close().catch(() => undefined), delay(GRACEFUL_CLOSE_MS)]);

@@ -39,7 +39,7 @@ describe.each(ISOLATION_MODES)('iframes with $mode', ({ flag, outOfProcess }) =>
       handleSIGHUP: false,
     });
     page = await browser.newPage();
-    driver = await PuppeteerPageDriver.create(page, () => browser.connected);
+    driver = await PuppeteerPageDriver.create(page, () => browser.connected, null);
   });
 
   afterAll(async () => {

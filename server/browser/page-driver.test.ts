@@ -12,7 +12,7 @@ let driver: PageDriver;
 beforeAll(async () => {
   server = await startPageServer();
   temp = await makeTempDir('page-driver-');
-  const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir });
+  const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null });
   handle = await provider.launch({ deviceId: 'driver-device', orgId: 'org-1' });
   driver = await handle.page();
 });
@@ -220,6 +220,12 @@ describe('open shadow roots', () => {
 });
 
 describe('navigation', () => {
+  it('refuses schemes that reach the host or the browser itself with destination_blocked', async () => {
+    for (const url of ['file:///etc/passwd', 'chrome://version', 'view-source:http://127.0.0.1/', 'devtools://devtools/bundled/inspector.html']) {
+      await expectActionError(driver.navigate(url), 'destination_blocked');
+    }
+  });
+
   it('fails with navigation_failed for invalid URLs and unreachable hosts', async () => {
     await expectActionError(driver.navigate('not a url'), 'navigation_failed');
     await expectActionError(driver.navigate('http://127.0.0.1:1/'), 'navigation_failed');

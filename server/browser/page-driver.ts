@@ -32,6 +32,7 @@ import {
   ActionError,
   type ActionErrorCode,
   type ActionTarget,
+  type EgressGate,
   type LiveView,
   type PageDriver,
   type PageObservation,
@@ -48,6 +49,14 @@ const SCREENSHOT_QUALITY = 60;
 const TEXT_POLL_MS = 100;
 
 /**
+ * What the agent may open by URL: network pages (judged by the egress proxy) and pages
+ * that never leave the browser (inline data, a blank page). `file:`, `chrome:`,
+ * `devtools:`, `view-source:` and the like reach the host or the browser's internals,
+ * which no proxy sees, so they are refused before the browser is asked.
+ */
+const NAVIGABLE_SCHEMES = new Set(['http:', 'https:', 'data:', 'about:']);
+
+/**
  * PageDriver over one puppeteer Page. `isBrowserAlive` reports whether the browser
  * connection behind the page still stands, so failures are classified by state.
  */
@@ -58,16 +67,20 @@ export class PuppeteerPageDriver implements PageDriver {
   private blockedNavigationUrl: string | null = null;
   private readonly blockedNavigationListeners = new Set<() => void>();
   private readonly navigationRequestListeners = new Set<() => void>();
+  /** The main frame's latest navigation request (the last hop of a redirect chain). */
+  private mainFrameNavigationUrl: string | null = null;
   /** What the refs of the last observation point at; refs are numbered across frames. */
   private refTargets = new Map<number, RefTarget>();
 
   private constructor(
     private readonly page: Page,
     private readonly isBrowserAlive: () => boolean,
+    private readonly egress: EgressGate | null,
   ) {}
 
-  static async create(page: Page, isBrowserAlive: () => boolean): Promise<PuppeteerPageDriver> {
-    const driver = new PuppeteerPageDriver(page, isBrowserAlive);
+  /** `egress`: the proxy the page's browser goes through, or null where none is in front. */
+  static async create(page: Page, isBrowserAlive: () => boolean, egress: EgressGate | null): Promise<PuppeteerPageDriver> {
+    const driver = new PuppeteerPageDriver(page, isBrowserAlive, egress);
     await driver.install();
     return driver;
   }
@@ -128,10 +141,15 @@ export class PuppeteerPageDriver implements PageDriver {
       if (!URL.canParse(url)) {
         throw new ActionError('navigation_failed', `"${url}" is not a valid URL`);
       }
+      if (!NAVIGABLE_SCHEMES.has(new URL(url).protocol)) {
+        throw new ActionError('destination_blocked', `${new URL(url).protocol} pages cannot be opened`);
+      }
       if (this.allowList && !this.allowList.allowsUrl(url)) {
         throw domainNotAllowed(url);
       }
       this.blockedNavigationUrl = null;
+      this.mainFrameNavigationUrl = null;
+      const started = Date.now();
       try {
         await this.page.goto(url, {
           waitUntil: 'domcontentloaded',
@@ -139,11 +157,11 @@ export class PuppeteerPageDriver implements PageDriver {
         });
       } catch (error) {
         // A redirect into a blocked domain surfaces as a failed navigation; the flag set
-        // by interception tells it apart from other failures.
-        this.throwIfNavigationBlocked();
+        // by interception, or the proxy's refusal, tells it apart from other failures.
+        this.throwIfNavigationBlocked(started);
         throw error;
       }
-      this.throwIfNavigationBlocked();
+      this.throwIfNavigationBlocked(started);
     });
   }
 
@@ -249,6 +267,7 @@ export class PuppeteerPageDriver implements PageDriver {
 
   private onRequest(request: HTTPRequest): void {
     if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
+      this.mainFrameNavigationUrl = request.url();
       for (const listener of this.navigationRequestListeners) listener();
     }
     if (request.interceptResolutionState().action === InterceptResolutionAction.None) {
@@ -277,11 +296,20 @@ export class PuppeteerPageDriver implements PageDriver {
     void request.abort('blockedbyclient').catch(() => undefined);
   }
 
-  private throwIfNavigationBlocked(): void {
+  /**
+   * Fails the running action when its main-frame navigation was stopped: by the task's
+   * allow-list (interception), or by the egress proxy since `sinceMs` (the browser only
+   * shows a tunnel or proxy error; the proxy's memory of the refusal names the cause).
+   */
+  private throwIfNavigationBlocked(sinceMs: number): void {
     const blocked = this.blockedNavigationUrl;
     if (blocked !== null) {
       this.blockedNavigationUrl = null;
       throw domainNotAllowed(blocked);
+    }
+    const target = this.mainFrameNavigationUrl;
+    if (target !== null && this.egress?.refusedSince(target, sinceMs)) {
+      throw new ActionError('destination_blocked', `${hostOf(target)} is blocked by the egress policy`);
     }
   }
 
@@ -292,6 +320,8 @@ export class PuppeteerPageDriver implements PageDriver {
    */
   private async settleNavigation(action: () => Promise<void>): Promise<void> {
     this.blockedNavigationUrl = null;
+    this.mainFrameNavigationUrl = null;
+    const since = Date.now();
     const abort = new AbortController();
     let started = false;
     let onStart = (): void => undefined;
@@ -322,7 +352,7 @@ export class PuppeteerPageDriver implements PageDriver {
       await Promise.race([navigationStarted, delay(NAVIGATION_START_GRACE_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.
       if (started) await Promise.race([loaded, navigationBlocked]);
-      this.throwIfNavigationBlocked();
+      this.throwIfNavigationBlocked(since);
     } finally {
       abort.abort();
       this.navigationRequestListeners.delete(onStart);
@@ -401,9 +431,11 @@ function describeTarget(target: ActionTarget): string {
 }
 
 function domainNotAllowed(url: string): ActionError {
-  let host = url;
-  if (URL.canParse(url)) host = new URL(url).host;
-  return new ActionError('domain_not_allowed', `${host} is not an allowed domain`);
+  return new ActionError('domain_not_allowed', `${hostOf(url)} is not an allowed domain`);
+}
+
+function hostOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).host : url;
 }
 
 function browserGone(): ActionError {

@@ -1,6 +1,6 @@
 import { BrowserlessProvider } from './browserless-provider.js';
 import { LocalBrowserProvider } from './local-provider.js';
-import { BrowserLaunchError, type BrowserProvider } from './types.js';
+import { BrowserLaunchError, type BrowserProvider, type EgressGate } from './types.js';
 
 /** Plain options the service's config module fills in; this module reads no environment. */
 export interface BrowserProviderOptions {
@@ -13,6 +13,8 @@ export interface BrowserProviderOptions {
   dataDir: string;
   /** Local provider only; defaults to true. */
   headless?: boolean;
+  /** The egress proxy browsers must use; null only where the deployment enforces egress itself. */
+  egress: EgressGate | null;
 }
 
 export function createBrowserProvider(options: BrowserProviderOptions): BrowserProvider {
@@ -22,11 +24,12 @@ export function createBrowserProvider(options: BrowserProviderOptions): BrowserP
         chromiumPath: options.chromiumPath,
         dataDir: options.dataDir,
         headless: options.headless,
+        egress: options.egress,
       });
     case 'browserless':
       if (options.browserlessUrl === null) {
         throw new BrowserLaunchError('the browserless provider needs an endpoint: set BROWSERLESS_URL', false);
       }
-      return new BrowserlessProvider({ endpoint: options.browserlessUrl, dataDir: options.dataDir });
+      return new BrowserlessProvider({ endpoint: options.browserlessUrl, dataDir: options.dataDir, egress: options.egress });
   }
 }

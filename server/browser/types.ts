@@ -33,8 +33,20 @@ export type ActionErrorCode =
   | 'target_not_found'
   | 'navigation_failed'
   | 'domain_not_allowed'
+  | 'destination_blocked'
   | 'timeout'
   | 'browser_gone';
+
+/**
+ * The egress proxy in front of every device's browser (server/net/egress-proxy.ts), as
+ * the browser layer uses it: the address browsers are told to use, and whether it refused
+ * a destination, so a failed navigation is reported as blocked rather than as broken.
+ */
+export interface EgressGate {
+  /** `http://127.0.0.1:<port>`, for --proxy-server. */
+  readonly url: string;
+  refusedSince(url: string, sinceMs: number): boolean;
+}
 
 /** Typed failure of one page action; the agent maps `code` to a task failure code. */
 export class ActionError extends Error {

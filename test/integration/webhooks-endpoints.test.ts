@@ -17,7 +17,7 @@ let tenant: TestTenant;
 let api: ApiCall;
 
 beforeAll(async () => {
-  test = await startTestService({ OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50' });
+  test = await startTestService({ OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50', OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'false' });
   tenant = await createTenant(test);
   api = apiClient(test.url, await tenant.key(['operator:webhooks:read', 'operator:webhooks:write', 'operator:audit:read']));
 });

@@ -36,6 +36,9 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     OPERATOR_RATE_LIMIT_PER_SEC: '1000',
     OPERATOR_RATE_LIMIT_BURST: '2000',
     OPERATOR_DB_POOL_SIZE: '10',
+    // Tests serve their pages and receivers on loopback. The egress and destination
+    // suites (abuse-egress, webhooks-endpoints) start with the default, false.
+    OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
     ...env,
   };
   let service = await startService(loadConfig(fullEnv));

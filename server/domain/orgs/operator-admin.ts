@@ -7,7 +7,7 @@ import { formatApiKey, generateKeyId, generateSecret, type KeyEnv } from '../key
 import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
 import { isScope, type Scope } from '../keys/scopes';
-import { checkDestination, type DestinationRefusal } from '../webhooks/destination';
+import { checkDestination, type DestinationRefusal } from '../../net/destination';
 
 // What the preview's operators do: create organizations, Spaces and keys, revoke keys.
 // Used by the admin CLI; every change is audited in its own transaction.

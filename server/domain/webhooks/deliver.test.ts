@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliverWebhook } from './deliver';
-import type { Resolver } from './destination';
+import type { Resolver } from '../../net/destination';
 
 // Every receiver listens on loopback; nothing here sends traffic anywhere else.
 interface Received {

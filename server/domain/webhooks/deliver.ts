@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LookupFunction, Socket } from 'node:net';
-import { checkDestination, type ResolvedAddress, type Resolver } from './destination';
+import { checkDestination, type ResolvedAddress, type Resolver } from '../../net/destination';
 
 /**
  * The transport classes an endpoint's `last_error` may show (CONTRACT.md), plus `http_<status>`

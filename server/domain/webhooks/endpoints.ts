@@ -11,7 +11,7 @@ import type { Actor, Principal } from '../keys/principal';
 import { olderThan, PageQuerySchema, type CursorCodec, type Page } from '../pagination/cursor';
 import { resolveRequestedSpace } from '../spaces/resolve-space';
 import { isOrganizationWide, listSpace } from '../spaces/space-access';
-import { checkDestination, type DestinationRefusal } from './destination';
+import { checkDestination, type DestinationRefusal } from '../../net/destination';
 import {
   loadEndpointForCaller,
   toWebhookEndpointResource,

@@ -1,0 +1,246 @@
+import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { EgressPolicy } from './egress-policy';
+
+export interface EgressProxyOptions {
+  /** Interface to listen on; only processes on this machine (the devices' browsers) use it. */
+  host?: string;
+  /** Connections open at once through the proxy; past it new ones are cut. */
+  maxConnections?: number;
+  connectTimeoutMs?: number;
+}
+
+/** Header on every refusal, so a refusal is told apart from a failing site in a capture. */
+export const EGRESS_REFUSAL_HEADER = 'X-Operator-Egress';
+
+/** How long a refusal is remembered for the page driver to attribute a failed navigation. */
+const REFUSAL_MEMORY_MS = 60_000;
+const MAX_REMEMBERED_REFUSALS = 1_000;
+
+/** Headers that concern one hop only (RFC 9110 §7.6.1) and are never passed on. */
+const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/**
+ * The forward proxy every device's browser must use (`--proxy-server`, with loopback's
+ * implicit bypass removed): each connection it opens, whatever started it (navigations,
+ * redirects, subresources, frames, fetch, WebSockets, service workers, prefetch,
+ * downloads), is judged here by the egress policy before anything is connected. Chromium
+ * sends hostnames, not addresses, to a proxy, so the name is resolved once, here, and the
+ * checked address is the one connected to. HTTPS and WebSockets arrive as CONNECT tunnels,
+ * plain HTTP as absolute-form requests; both are refused with 403 and the refusal is
+ * remembered briefly so a failed navigation can be reported as `destination_blocked`.
+ */
+export class EgressProxy {
+  private readonly refusals = new Map<string, number>();
+  private readonly sockets = new Set<Socket | Duplex>();
+  private readonly maxConnections: number;
+  private readonly connectTimeoutMs: number;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly policy: EgressPolicy,
+    options: EgressProxyOptions,
+  ) {
+    this.maxConnections = options.maxConnections ?? 2_048;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  }
+
+  static async start(policy: EgressPolicy, options: EgressProxyOptions = {}): Promise<EgressProxy> {
+    const server = createServer();
+    const proxy = new EgressProxy(server, policy, options);
+    server.on('connection', (socket) => proxy.track(socket));
+    server.on('request', (req, res) => void proxy.forwardRequest(req, res));
+    server.on('connect', (req, socket, head) => void proxy.openTunnel(req, socket, head));
+    server.on('upgrade', (req, socket, head) => void proxy.forwardUpgrade(req, socket, head));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, options.host ?? '127.0.0.1', () => resolve());
+    });
+    return proxy;
+  }
+
+  /** The proxy's address as Chromium's --proxy-server takes it. */
+  get url(): string {
+    const { address, port } = this.server.address() as AddressInfo;
+    return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  }
+
+  /** Whether a connection to the host and port of `url` was refused at or after `sinceMs`. */
+  refusedSince(url: string, sinceMs: number): boolean {
+    const key = targetKeyOfUrl(url);
+    const at = key === null ? undefined : this.refusals.get(key);
+    return at !== undefined && at >= sinceMs;
+  }
+
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  private track(socket: Socket | Duplex): void {
+    if (this.sockets.size >= this.maxConnections) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** CONNECT host:port — https, wss and anything else Chromium tunnels. */
+  private async openTunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    client.on('error', () => client.destroy());
+    const target = parseAuthority(req.url ?? '');
+    if (target === null) return refuseRaw(client, 400, 'Bad Request');
+    const decision = await this.policy.check(target.hostname, target.port);
+    if (!decision.ok) {
+      this.remember(target.hostname, target.port);
+      return refuseRaw(client, 403, 'Forbidden');
+    }
+    const upstream = this.connectUpstream(decision.address.address, target.port, client);
+    upstream.once('connect', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+  }
+
+  /** Absolute-form plain HTTP requests: GET http://host/path. */
+  private async forwardRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = parseAbsoluteHttpUrl(req.url ?? '');
+    if (target === null) {
+      // Not a proxy request (e.g. a page fetching the proxy as an origin): nothing to serve.
+      res.writeHead(400, { 'Content-Type': 'text/plain' }).end('Bad Request');
+      return;
+    }
+    const decision = await this.policy.check(target.hostname, target.port);
+    if (!decision.ok) {
+      this.remember(target.hostname, target.port);
+      res.writeHead(403, { 'Content-Type': 'text/plain', [EGRESS_REFUSAL_HEADER]: 'destination_blocked', Connection: 'close' });
+      res.end('This destination is blocked by the device egress policy.');
+      return;
+    }
+    const upstream = httpRequest({
+      host: decision.address.address,
+      port: target.port,
+      method: req.method,
+      path: target.path,
+      headers: endToEndHeaders(req),
+      setHost: false,
+      agent: false,
+      timeout: this.connectTimeoutMs,
+    });
+    upstream.on('timeout', () => upstream.destroy());
+    upstream.on('response', (response) => {
+      res.writeHead(response.statusCode ?? 502, endToEndHeaders(response));
+      response.pipe(res);
+    });
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'text/plain' }).end('Bad Gateway');
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  }
+
+  /** Absolute-form requests asking to upgrade (WebSockets over plain HTTP proxies). */
+  private async forwardUpgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    client.on('error', () => client.destroy());
+    const target = parseAbsoluteHttpUrl(req.url ?? '');
+    if (target === null) return refuseRaw(client, 400, 'Bad Request');
+    const decision = await this.policy.check(target.hostname, target.port);
+    if (!decision.ok) {
+      this.remember(target.hostname, target.port);
+      return refuseRaw(client, 403, 'Forbidden');
+    }
+    const upstream = this.connectUpstream(decision.address.address, target.port, client);
+    upstream.once('connect', () => {
+      const headerLines: string[] = [];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!;
+        if (!/^proxy-/i.test(name)) headerLines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+      }
+      upstream.write(`${req.method} ${target.path} HTTP/1.1\r\n${headerLines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+  }
+
+  private connectUpstream(address: string, port: number, client: Duplex): Socket {
+    const upstream = connect({ host: address, port, timeout: this.connectTimeoutMs });
+    this.track(upstream);
+    let connected = false;
+    upstream.once('connect', () => {
+      connected = true;
+      upstream.setTimeout(0);
+    });
+    upstream.on('timeout', () => upstream.destroy());
+    upstream.on('error', () => {
+      if (!connected && client.writable) refuseRaw(client, 502, 'Bad Gateway');
+      else client.destroy();
+    });
+    upstream.on('close', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    return upstream;
+  }
+
+  private remember(hostname: string, port: number): void {
+    const now = Date.now();
+    if (this.refusals.size >= MAX_REMEMBERED_REFUSALS) {
+      for (const [key, at] of this.refusals) if (now - at > REFUSAL_MEMORY_MS) this.refusals.delete(key);
+      if (this.refusals.size >= MAX_REMEMBERED_REFUSALS) this.refusals.clear();
+    }
+    this.refusals.set(targetKey(hostname, port), now);
+  }
+}
+
+function refuseRaw(client: Duplex, status: 400 | 403 | 502, reason: string): void {
+  const marker = status === 403 ? `${EGRESS_REFUSAL_HEADER}: destination_blocked\r\n` : '';
+  client.end(`HTTP/1.1 ${status} ${reason}\r\n${marker}Content-Length: 0\r\nConnection: close\r\n\r\n`);
+}
+
+function endToEndHeaders(message: IncomingMessage): OutgoingHttpHeaders {
+  const named = new Set((message.headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()));
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(message.headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.has(name)) headers[name] = value;
+  }
+  return headers;
+}
+
+/** CONNECT's "host:port" (IPv6 in brackets). */
+function parseAuthority(authority: string): { hostname: string; port: number } | null {
+  try {
+    const url = new URL(`http://${authority}`);
+    if (url.pathname !== '/' || url.username !== '' || !/:\d+$/.test(authority)) return null;
+    return { hostname: url.hostname, port: Number(url.port || 80) };
+  } catch {
+    return null;
+  }
+}
+
+function parseAbsoluteHttpUrl(raw: string): { hostname: string; port: number; path: string } | null {
+  if (!/^http:\/\//i.test(raw)) return null;
+  try {
+    const url = new URL(raw);
+    return { hostname: url.hostname, port: Number(url.port || 80), path: `${url.pathname}${url.search}` };
+  } catch {
+    return null;
+  }
+}
+
+function targetKey(hostname: string, port: number): string {
+  return `${hostname.toLowerCase()}:${port}`;
+}
+
+function targetKeyOfUrl(raw: string): string | null {
+  try {
+    const url = new URL(raw);
+    const defaultPort = url.protocol === 'https:' || url.protocol === 'wss:' ? 443 : 80;
+    return targetKey(url.hostname, Number(url.port || defaultPort));
+  } catch {
+    return null;
+  }
+}
