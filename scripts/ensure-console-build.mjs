@@ -14,12 +14,20 @@ function newestMtime(target) {
   return newest;
 }
 
+/**
+ * The environment every `next` command of the project runs with. Telemetry is off: a
+ * self-hosted service reports nothing anywhere unless its operator opts in.
+ */
+export function nextEnvironment() {
+  return { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+}
+
 export function ensureConsoleBuild() {
   const buildId = path.join(root, '.next', 'BUILD_ID');
   const buildTime = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
   const sourcesTime = Math.max(...['app', 'next.config.js'].map((source) => newestMtime(path.join(root, source))));
   if (buildTime >= sourcesTime) return;
   console.log('Building the console (first start, or its sources changed)...');
-  const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], { cwd: root, stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], { cwd: root, stdio: 'inherit', env: nextEnvironment() });
   if (build.status !== 0) throw new Error('The console build failed; see the output above.');
 }
