@@ -78,6 +78,7 @@ const EnvSchema = z.object({
   OPERATOR_PRICE_STEP_MICRO: price,
 
   OPERATOR_SWEEP_INTERVAL_MS: positiveInt(5_000),
+  OPERATOR_METRICS_TOKEN: optionalString,
   OPERATOR_SERVE_CONSOLE: z
     .enum(['true', 'false'])
     .default('true')
@@ -156,6 +157,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       stepMicro: e.OPERATOR_PRICE_STEP_MICRO ?? null,
     },
     sweepIntervalMs: e.OPERATOR_SWEEP_INTERVAL_MS,
+    /** Bearer of GET /metrics; null: the route does not exist. */
+    metricsToken: e.OPERATOR_METRICS_TOKEN,
   };
 }
 

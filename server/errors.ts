@@ -9,6 +9,7 @@ const ERROR_TABLE = {
   invalid_api_key: { status: 401, message: 'The API key is missing, malformed, unknown or revoked.' },
   invalid_escalation_token: { status: 401, message: 'The escalation bearer token is missing or invalid.' },
   invalid_session_token: { status: 401, message: 'The session token is missing or invalid.' },
+  invalid_metrics_token: { status: 401, message: 'The metrics bearer token is missing or invalid.' },
   insufficient_scope: { status: 403, message: 'The API key lacks the scope or Space this request needs.' },
   product_not_entitled: { status: 403, message: 'The organization is not entitled to this product.' },
   device_quota_exceeded: { status: 403, message: 'The organization has reached its device-count quota.' },

@@ -17,7 +17,8 @@ import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
 import { TaskChannel } from './domain/tasks/task-channel';
 import { SessionGateway } from './gateway/session-gateway';
-import { createRequestRouter } from './http/request-router';
+import { createRequestRouter, type Readiness } from './http/request-router';
+import { ServiceMetrics } from './metrics/service-metrics';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
 import { escalationWorker } from './jobs/escalation-worker';
@@ -106,11 +107,25 @@ export async function startService(config: Config): Promise<RunningService> {
   ];
 
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
+  const metrics = new ServiceMetrics({
+    db: database.db,
+    pool: { applicationName: database.applicationName, size: config.db.poolSize },
+    hostId: services.hostId,
+    browsers: () => ({ inUse: services.browserPool.size, capacity: services.browserPool.capacity }),
+    liveViewSockets: () => gateway.socketCount,
+  });
+  const readiness = async (): Promise<Readiness> => {
+    if (!ready) return { ok: false, reason: 'starting_or_stopping' };
+    if (!(await databaseAnswers(database))) return { ok: false, reason: 'database_unreachable' };
+    if (!(await services.browserPool.isProviderReachable())) return { ok: false, reason: 'browser_provider_unreachable' };
+    return { ok: true };
+  };
   const route = createRequestRouter({
     services,
     rawRoutes,
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
-    isReady: async () => ready && (await databaseAnswers(database)),
+    readiness,
+    metrics,
     console: nextConsole?.handle ?? null,
   });
 

@@ -22,6 +22,8 @@ export interface BrowserlessProviderOptions {
 /** Where browserless keeps per-device profiles on its own disk. */
 const REMOTE_PROFILE_ROOT = '/tmp/profiles';
 const PROTOCOL_TIMEOUT_MS = 60_000;
+/** A readiness probe must answer quickly whatever the endpoint does. */
+const REACHABILITY_TIMEOUT_MS = 1_000;
 const VIEWPORT = { width: 1280, height: 800 };
 
 /**
@@ -110,6 +112,17 @@ export class BrowserlessProvider implements BrowserProvider {
     await rm(profileDirectory(this.options.dataDir, deviceId), { recursive: true, force: true });
   }
 
+  /** Asks the endpoint's HTTP side (browserless and raw DevTools both serve /json/version). */
+  async isReachable(): Promise<boolean> {
+    try {
+      const response = await fetch(versionUrl(this.options.endpoint), { signal: AbortSignal.timeout(REACHABILITY_TIMEOUT_MS) });
+      await response.body?.cancel();
+      return response.ok;
+    } catch {
+      return false;
+    }
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all([...this.running].map((handle) => handle.close()));
   }
@@ -143,6 +156,14 @@ export function isLocalEndpoint(endpoint: string): boolean {
   if (!URL.canParse(endpoint)) return false;
   const host = new URL(endpoint).hostname;
   return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+}
+
+/** The endpoint's /json/version over HTTP, keeping its token: ws://h:3000?token=t → http://h:3000/json/version?token=t. */
+export function versionUrl(endpoint: string): string {
+  const url = new URL(endpoint);
+  url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
+  url.pathname = '/json/version';
+  return url.toString();
 }
 
 /** A DevTools browser URL names one running browser, shared by whoever connects. */

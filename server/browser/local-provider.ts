@@ -120,6 +120,15 @@ export class LocalBrowserProvider implements BrowserProvider {
     await rm(profileDirectory(this.options.dataDir, deviceId), { recursive: true, force: true });
   }
 
+  async isReachable(): Promise<boolean> {
+    try {
+      findChromium(this.options.chromiumPath);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all([...this.running].map((handle) => handle.close()));
   }

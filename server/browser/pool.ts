@@ -55,6 +55,14 @@ export class BrowserPool {
     this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
   }
 
+  get capacity(): number {
+    return this.options.maxBrowsers;
+  }
+
+  isProviderReachable(): Promise<boolean> {
+    return this.provider.isReachable();
+  }
+
   /** Browsers running, starting or closing: what counts against maxBrowsers. */
   get size(): number {
     let closingOthers = 0;

@@ -146,6 +146,8 @@ export interface BrowserProvider {
   destroyProfile(deviceId: string): Promise<void>;
   /** Closes every browser this provider started. */
   shutdown(): Promise<void>;
+  /** Whether a browser could be started now (the executable is there, the endpoint answers); for /readyz. */
+  isReachable(): Promise<boolean>;
 }
 
 /** Infrastructure failure of a launch; `retryable` tells callers whether to try again. */

@@ -72,6 +72,11 @@ export class SessionGateway {
     this.#sweep.unref();
   }
 
+  /** Sockets this instance serves, plus those it relays to another instance. */
+  get socketCount(): number {
+    return this.#connections.size + this.#relays.size;
+  }
+
   /** Takes the upgrade when the URL is the gateway's; false leaves it to others. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const publicId = gatewaySessionId(req.url);

@@ -9,5 +9,7 @@ export interface RawRoute {
   method: string;
   /** Matched against the path after the /v1 prefix. */
   pattern: RegExp;
+  /** The path as the OpenAPI document names it, e.g. `/tasks/{id}/events` (metrics label it so). */
+  template: string;
   handle(req: IncomingMessage, res: ServerResponse, context: { requestId: string; services: Services; params: string[] }): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-key-format';
 import { createLogger } from '../log';
+import { ServiceMetrics, type MetricSources } from '../metrics/service-metrics';
 import type { Services } from '../services';
 import { createRequestRouter } from './request-router';
 
@@ -22,9 +23,10 @@ async function routerLoggingInto(lines: string[]): Promise<string> {
       done();
     },
   });
-  // The health probe uses no service but the logger.
-  const services = { log: createLogger('info', sink) } as unknown as Services;
-  const route = createRequestRouter({ services, rawRoutes: [], openApiDocument: () => ({}), isReady: async () => true, console: null });
+  // The health probe uses no service but the logger (metrics are observed, never rendered).
+  const services = { log: createLogger('info', sink), config: { metricsToken: null } } as unknown as Services;
+  const metrics = new ServiceMetrics({} as MetricSources);
+  const route = createRequestRouter({ services, rawRoutes: [], openApiDocument: () => ({}), readiness: async () => ({ ok: true }), metrics, console: null });
   server = createServer((req, res) => void route(req, res));
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -3,8 +3,11 @@ import { parseApiKey, maskApiKey } from '../domain/keys/api-key-format';
 import { ApiError } from '../errors';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
 import type { Logger } from '../log';
+import type { ServiceMetrics } from '../metrics/service-metrics';
+import { createRouteLabeler } from '../metrics/route-label';
 import type { Services } from '../services';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
+import { serveMetrics } from './metrics-route';
 import type { RawRoute } from './raw-route';
 import { createV1Handler, newRequestId } from './v1-handler';
 
@@ -12,8 +15,9 @@ export interface RequestRouterOptions {
   services: Services;
   rawRoutes: RawRoute[];
   openApiDocument: () => unknown;
-  /** True once started and while the database answers; false while starting or stopping. */
-  isReady: () => Promise<boolean>;
+  /** Ready once started while the database and the browser provider answer; otherwise why not. */
+  readiness: () => Promise<Readiness>;
+  metrics: ServiceMetrics;
   /** Next.js request handler for the console; null when the console is not served. */
   console: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null;
 }
@@ -23,6 +27,8 @@ export interface RequestRouterOptions {
  * reference page, raw /v1 routes, the tRPC-backed /v1 API, the console's API, and
  * Next.js for the rest.
  */
+export type Readiness = { ok: true } | { ok: false; reason: 'starting_or_stopping' | 'database_unreachable' | 'browser_provider_unreachable' };
+
 export function createRequestRouter(options: RequestRouterOptions) {
   const handleV1 = createV1Handler(options.services, options.rawRoutes);
   const handleConsoleApi = createConsoleHandler(options.services);
@@ -30,6 +36,8 @@ export function createRequestRouter(options: RequestRouterOptions) {
   // so they skip the logger's redaction pass, which cost as much as writing the line.
   const accessLog = options.services.log.child({}, { redact: [] });
   const openApiJson = JSON.stringify(options.openApiDocument());
+  const routeLabel = createRouteLabeler(options.rawRoutes);
+  const metricsToken = options.services.config.metricsToken;
 
   return async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
@@ -37,9 +45,14 @@ export function createRequestRouter(options: RequestRouterOptions) {
     const url = req.url ?? '/';
     const path = url.split('?', 1)[0]!;
     logWhenFinished(accessLog, req, res, requestId, path);
+    observeWhenFinished(options.metrics, req, res, routeLabel(req.method ?? 'GET', path));
 
     if (path === '/healthz') return sendJson(res, 200, { ok: true });
-    if (path === '/readyz') return (await options.isReady()) ? sendJson(res, 200, { ok: true }) : sendJson(res, 503, { ok: false });
+    if (path === '/readyz') {
+      const readiness = await options.readiness();
+      return sendJson(res, readiness.ok ? 200 : 503, readiness);
+    }
+    if (path === '/metrics') return serveMetrics(req, res, requestId, { metrics: options.metrics, token: metricsToken, log: options.services.log });
     if (path === '/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(openApiJson);
@@ -86,6 +99,11 @@ function logWhenFinished(log: Logger, req: IncomingMessage, res: ServerResponse,
       key: parsed === null ? undefined : maskApiKey(parsed.env, parsed.keyId),
     });
   });
+}
+
+function observeWhenFinished(metrics: ServiceMetrics, req: IncomingMessage, res: ServerResponse, route: string): void {
+  const started = performance.now();
+  res.on('finish', () => metrics.observeRequest(route, res.statusCode, (performance.now() - started) / 1000));
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

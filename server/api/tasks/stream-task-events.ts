@@ -70,6 +70,7 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams, tim
   return {
     method: 'GET',
     pattern: /^\/tasks\/([^/]+)\/events\/?$/,
+    template: '/tasks/{id}/events',
     async handle(req, res, { requestId, services, params }) {
       let start: { taskId: string; afterSeq: number };
       try {

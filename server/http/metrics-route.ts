@@ -1,0 +1,37 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../errors';
+import type { Logger } from '../log';
+import type { ServiceMetrics } from '../metrics/service-metrics';
+import { sendErrorResponse } from './send-error';
+
+/**
+ * GET /metrics for a Prometheus scraper holding OPERATOR_METRICS_TOKEN as its bearer.
+ * Without a configured token the route does not exist (404): metrics name hosts, counts
+ * and routes, which are nobody's business by default.
+ */
+export async function serveMetrics(req: IncomingMessage, res: ServerResponse, requestId: string, options: { metrics: ServiceMetrics; token: string | null; log: Logger }): Promise<void> {
+  if (options.token === null) return sendErrorResponse(options.log, res, requestId, new ApiError('not_found'));
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return sendErrorResponse(options.log, res, requestId, new ApiError('method_not_allowed'));
+  }
+  const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+  if (bearer === undefined || !sameSecret(bearer, options.token)) {
+    res.setHeader('WWW-Authenticate', 'Bearer');
+    return sendErrorResponse(options.log, res, requestId, new ApiError('invalid_metrics_token'));
+  }
+  try {
+    const body = await options.metrics.render();
+    res.writeHead(200, { 'Content-Type': options.metrics.contentType, 'Cache-Control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  } catch (error) {
+    sendErrorResponse(options.log, res, requestId, error);
+  }
+}
+
+/** Compares digests, so the comparison takes the same time whatever the length or prefix. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
