@@ -1,12 +1,11 @@
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiCall } from '../support/http';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
-// GET /metrics scraped as Prometheus would, and /readyz with its reasons, on the real
-// service: real PostgreSQL, real Chromium.
+// GET /metrics scraped as Prometheus would, and /readyz's browser reason, on the real
+// service: real PostgreSQL, real Chromium (the database reason is in platform.test.ts).
 const TOKEN = 'metrics-test-token-0123456789';
 
 let test: TestService;
@@ -105,24 +104,6 @@ describe('GET /readyz', () => {
       expect(await response.json()).toEqual({ ok: false, reason: 'browser_provider_unreachable' });
     } finally {
       await orphaned.stop();
-    }
-  });
-
-  it('is 503 database_unreachable while its database refuses connections, and 200 again after', async () => {
-    const other = await startTestService();
-    const name = new URL(other.database.url).pathname.slice(1);
-    const admin = postgres(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1, onnotice: () => {} });
-    try {
-      await admin.unsafe(`alter database ${name} with allow_connections false`);
-      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`;
-      await expect.poll(async () => (await fetch(`${other.url}/readyz`)).status, { timeout: 10_000 }).toBe(503);
-      expect(await (await fetch(`${other.url}/readyz`)).json()).toEqual({ ok: false, reason: 'database_unreachable' });
-      await admin.unsafe(`alter database ${name} with allow_connections true`);
-      await expect.poll(async () => (await fetch(`${other.url}/readyz`)).status, { timeout: 10_000 }).toBe(200);
-    } finally {
-      await admin.unsafe(`alter database ${name} with allow_connections true`).catch(() => undefined);
-      await admin.end();
-      await other.stop();
     }
   });
 });

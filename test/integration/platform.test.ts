@@ -133,7 +133,7 @@ describe('readiness', () => {
       await probed.database.drop();
       const ready = await fetch(`${probed.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ ok: false });
+      expect(await ready.json()).toEqual({ ok: false, reason: 'database_unreachable' });
       expect((await fetch(`${probed.url}/healthz`)).status).toBe(200);
     } finally {
       await probed.stop().catch(() => undefined);
