@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * How busy the machine's CPUs are over `ms` (0 = idle, 1 = every CPU busy), from
+ * /proc/stat (Linux). A benchmark on 2 cores shares them with whatever else runs: a
+ * leftover browser or a test run doubles the CPU each request seems to cost, so the
+ * figures say how quiet the machine was.
+ */
+export async function cpuBusyFraction(ms = 2_000): Promise<number> {
+  const before = cpuTimes();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = cpuTimes();
+  const total = after.total - before.total;
+  return total === 0 ? 0 : 1 - (after.idle - before.idle) / total;
+}
+
+function cpuTimes(): { total: number; idle: number } {
+  // "cpu  user nice system idle iowait irq softirq steal ..."
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = fields[3]! + (fields[4] ?? 0);
+  return { total: fields.reduce((sum, value) => sum + value, 0), idle };
+}
