@@ -13,10 +13,12 @@ import { registerHost } from './domain/hosts/host-registry';
 import { Authenticator } from './domain/keys/authenticate';
 import { keyRecordLoader, lastUsedRecorder } from './domain/keys/key-record';
 import { CursorCodec } from './domain/pagination/cursor';
+import { LimiterStore } from './domain/rate-limit/limiter-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
 import { TaskChannel } from './domain/tasks/task-channel';
 import { SessionGateway } from './gateway/session-gateway';
+import { AuthFailureThrottle } from './http/auth-failure-throttle';
 import { createRequestRouter } from './http/request-router';
 import type { RawRoute } from './http/raw-route';
 import { deviceIdleSuspend, deviceMeteringHeartbeat } from './jobs/device-upkeep';
@@ -54,6 +56,7 @@ export async function startService(config: Config): Promise<RunningService> {
   if (config.browser.kind === 'local') findChromium(config.browser.chromiumPath);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
+  const limiterStore = LimiterStore.open(config.rateLimit.store, database.url);
   const services: Services = {
     config,
     db: database.db,
@@ -71,7 +74,8 @@ export async function startService(config: Config): Promise<RunningService> {
       { maxBrowsers: config.browser.maxBrowsers },
     ),
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
-    rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
+    rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
+    authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
     taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
   };
@@ -154,7 +158,7 @@ export async function startService(config: Config): Promise<RunningService> {
         await closeHostMetering(services);
         await services.browserPool.shutdown();
         await Promise.all(lostDeviceWrites);
-        await services.rateLimiter.close();
+        await limiterStore.close();
         await services.taskChannel.close();
         await nextConsole?.close();
         await database.close();
