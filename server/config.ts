@@ -84,6 +84,7 @@ const EnvSchema = z.object({
   OPERATOR_TRUSTED_PROXIES: csv('').refine((entries) => entries.every(isAddressOrRange), {
     message: 'expected comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.0/8,::1',
   }),
+  OPERATOR_MAX_STREAMS_PER_KEY: positiveInt(10),
 
   OPERATOR_PRICE_DEVICE_SECOND_MICRO: price,
   OPERATOR_PRICE_SESSION_SECOND_MICRO: price,
@@ -162,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits: {
       /** Failed authentications per client address and window before the address gets 429. */
       authFailures: { limit: e.OPERATOR_AUTH_FAILURE_LIMIT, windowSecs: e.OPERATOR_AUTH_FAILURE_WINDOW_SECS },
+      eventStreamsPerKey: e.OPERATOR_MAX_STREAMS_PER_KEY,
     },
     prices: {
       deviceSecondMicro: e.OPERATOR_PRICE_DEVICE_SECOND_MICRO ?? null,

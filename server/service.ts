@@ -17,6 +17,7 @@ import { LimiterStore } from './domain/rate-limit/limiter-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
 import { TaskChannel } from './domain/tasks/task-channel';
+import { TaskStepFeeds } from './domain/tasks/task-step-feeds';
 import { SessionGateway } from './gateway/session-gateway';
 import { AuthFailureThrottle } from './http/auth-failure-throttle';
 import { createRequestRouter } from './http/request-router';
@@ -93,8 +94,8 @@ export async function startService(config: Config): Promise<RunningService> {
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
   const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
-  const eventStreams = new EventStreams();
-  const rawRoutes: RawRoute[] = [taskEventsRoute(services.taskChannel, eventStreams)];
+  const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
+  const rawRoutes: RawRoute[] = [taskEventsRoute(new TaskStepFeeds(services.db, services.taskChannel), eventStreams)];
   const gateway = new SessionGateway(services);
   await gateway.start();
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
