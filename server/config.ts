@@ -85,6 +85,8 @@ const EnvSchema = z.object({
     message: 'expected comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.0/8,::1',
   }),
   OPERATOR_MAX_STREAMS_PER_KEY: positiveInt(10),
+  OPERATOR_SESSION_MAX_SOCKETS: positiveInt(4),
+  OPERATOR_SESSION_INPUT_QUEUE: positiveInt(64),
 
   OPERATOR_PRICE_DEVICE_SECOND_MICRO: price,
   OPERATOR_PRICE_SESSION_SECOND_MICRO: price,
@@ -164,6 +166,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** Failed authentications per client address and window before the address gets 429. */
       authFailures: { limit: e.OPERATOR_AUTH_FAILURE_LIMIT, windowSecs: e.OPERATOR_AUTH_FAILURE_WINDOW_SECS },
       eventStreamsPerKey: e.OPERATOR_MAX_STREAMS_PER_KEY,
+      socketsPerSession: e.OPERATOR_SESSION_MAX_SOCKETS,
+      /** Inputs a live-view socket may have waiting; one more closes it (1008). */
+      sessionInputQueue: e.OPERATOR_SESSION_INPUT_QUEUE,
     },
     prices: {
       deviceSecondMicro: e.OPERATOR_PRICE_DEVICE_SECOND_MICRO ?? null,
