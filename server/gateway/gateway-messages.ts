@@ -28,6 +28,18 @@ export function encodeFrameMessage(frame: LiveFrame): Buffer {
   return Buffer.from(JSON.stringify({ type: 'frame', format: 'jpeg', data: frame.data, width: frame.width, height: frame.height }));
 }
 
+const FRAME_MESSAGE_START = Buffer.from('{"type":"frame"');
+
+/** Whether a message is a `frame` as encodeFrameMessage writes it, without parsing it. */
+export function isFrameMessage(message: Buffer): boolean {
+  return message.subarray(0, FRAME_MESSAGE_START.length).equals(FRAME_MESSAGE_START);
+}
+
+// A socket with more than this waiting to be sent gets no new frames until it drains: a
+// slow viewer sees fewer frames instead of growing the server's memory (the gateway's own
+// sockets and the relay's alike).
+export const MAX_BUFFERED_FRAME_BYTES = 2 * 1024 * 1024;
+
 /** Why an input was refused; the socket stays open. */
 export type InputRefusal = 'invalid_message' | 'input_not_allowed' | 'invalid_input';
 

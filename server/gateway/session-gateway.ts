@@ -15,13 +15,10 @@ import { ApiError } from '../errors';
 import { toApiError } from '../http/to-api-error';
 import type { Services } from '../services';
 import { DeviceViews, type SharedView } from './device-views';
-import { ClientMessageSchema, CLOSE, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
+import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
 import { authenticateHandshake, gatewaySessionId } from './handshake';
 import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
-// A socket with more than this waiting to be sent gets no new frames until it drains:
-// a slow viewer sees fewer frames instead of growing the server's memory.
-const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 // Expiry and a browser that went away (device slept, deleted, lost) are noticed by this
 // sweep; revocation and holds arrive at once through NOTIFY.
@@ -212,7 +209,7 @@ export class SessionGateway {
 
   #relayFrame(connection: Connection, message: Buffer): void {
     if (!this.#stillLive(connection)) return;
-    if (connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
+    if (connection.socket.bufferedAmount > MAX_BUFFERED_FRAME_BYTES) return;
     // The device's frame message, encoded once for all its sockets, sent as a text message.
     connection.socket.send(message, { binary: false });
   }

@@ -1,10 +1,14 @@
+import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openRelay, RelayRefused } from './session-relay';
+import { WebSocket } from 'ws';
+import { encodeFrameMessage } from './gateway-messages';
+import { openRelay, pipeSockets, RelayRefused } from './session-relay';
 
-// The relay's side of a refused handshake: the owner's answer is passed back as it was
-// (status, body, Retry-After), and an answer that is no refusal (over 1 MiB) is never held.
+// The relay's limits: the owner's refusal of a handshake is passed back as it was (status,
+// body, Retry-After) and an answer that is no refusal (over 1 MiB) is never held; a slow
+// client behind the relay skips frames instead of piling them up.
 
 let server: Server | null = null;
 afterEach(async () => {
@@ -44,5 +48,40 @@ describe('openRelay', () => {
     const failure = await openRelay(url, 'ses_x', ['svc.operator.v1']).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(RelayRefused);
+  });
+});
+
+/** A socket as pipeSockets uses it: messages in by emit, out recorded, a settable backlog. */
+class RecordingSocket extends EventEmitter {
+  readyState: number = WebSocket.OPEN;
+  bufferedAmount = 0;
+  readonly sent: Buffer[] = [];
+  send(data: Buffer): void {
+    this.sent.push(data);
+  }
+  close(): void {
+    this.readyState = WebSocket.CLOSED;
+  }
+  terminate(): void {
+    this.close();
+  }
+}
+
+describe('pipeSockets', () => {
+  it('skips frames for a client with over 2 MiB unsent, never the other messages, and sends frames again once it drains', () => {
+    const client = new RecordingSocket();
+    const upstream = new RecordingSocket();
+    pipeSockets(client as unknown as WebSocket, { upstream: upstream as unknown as WebSocket, takeEarlyMessages: () => [] }, () => undefined);
+    const frame = encodeFrameMessage({ data: '/9j/AAAA', width: 800, height: 600 });
+    const refusal = Buffer.from(JSON.stringify({ type: 'error', code: 'input_not_allowed', message: 'No.' }));
+
+    client.bufferedAmount = 3 * 1024 * 1024;
+    upstream.emit('message', frame, false);
+    upstream.emit('message', refusal, false);
+    expect(client.sent).toEqual([refusal]);
+
+    client.bufferedAmount = 0;
+    upstream.emit('message', frame, false);
+    expect(client.sent).toEqual([refusal, frame]);
   });
 });

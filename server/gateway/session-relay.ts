@@ -1,5 +1,6 @@
 import { WebSocket, type RawData } from 'ws';
 import { MAX_BODY_BYTES } from '../http/read-body';
+import { isFrameMessage, MAX_BUFFERED_FRAME_BYTES } from './gateway-messages';
 
 /** Marks a handshake one gateway relays to another, which must not relay it further. */
 export const RELAYED_HEADER = 'x-svc-relayed';
@@ -83,7 +84,11 @@ export function pipeSockets(client: WebSocket, relay: Relay, onClosed: () => voi
     if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
   });
   upstream.on('message', (data, isBinary) => {
-    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+    if (client.readyState !== WebSocket.OPEN) return;
+    // The owner skips frames for its slow sockets, but the relay's socket to it drains
+    // fast; a slow client behind the relay would otherwise pile frames up here.
+    if (client.bufferedAmount > MAX_BUFFERED_FRAME_BYTES && Buffer.isBuffer(data) && isFrameMessage(data)) return;
+    client.send(data, { binary: isBinary });
   });
   let closed = false;
   const closeBoth = (code: number, reason: Buffer) => {
