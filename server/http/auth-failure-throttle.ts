@@ -53,7 +53,9 @@ export class AuthFailureThrottle {
   /** Throws 429 rate_limited while the request's address has used up its failures. */
   async refuseIfBlocked(req: IncomingMessage): Promise<void> {
     const state = await this.failures.get(this.keyOf(req));
-    if (state === null || state.consumedPoints < this.limit) return;
+    // The memory store drops a passed window on a timer, which may run late: a window
+    // whose end is behind us blocks nothing.
+    if (state === null || state.consumedPoints < this.limit || state.msBeforeNext <= 0) return;
     throw new ApiError('rate_limited', {
       message: 'Too many failed authentications from this address; retry after the time given in Retry-After.',
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(state.msBeforeNext / 1000))) },
