@@ -10,7 +10,7 @@ import { readConsoleCookie } from './console-trpc';
 /** Mount point of the console API on the service's port. */
 export const CONSOLE_API_PREFIX = '/console/api/';
 /** Calls one request may batch. The console's pages send one call per request. */
-export const CONSOLE_MAX_BATCH = 10;
+const CONSOLE_MAX_BATCH = 10;
 
 /**
  * The console API handler: tRPC's node adapter over the console router, behind the
