@@ -3,6 +3,7 @@ import { connectDatabase } from '../db/client';
 import { Authenticator } from '../server/domain/keys/authenticate';
 import { keyRecordLoader, lastUsedRecorder } from '../server/domain/keys/key-record';
 import { whoami } from '../server/domain/keys/whoami';
+import { LimiterStore } from '../server/domain/rate-limit/limiter-store';
 import { RateLimiter } from '../server/domain/rate-limit/rate-limiter';
 import { sendErrorResponse } from '../server/http/send-error';
 import { newRequestId } from '../server/http/v1-handler';
@@ -17,7 +18,7 @@ const [databaseUrl, port] = [process.argv[2]!, Number(process.argv[3])];
 const database = connectDatabase(databaseUrl, 4);
 const authenticator = new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db));
 const log = createLogger('warn');
-const rateLimiter = await RateLimiter.create({ perSecond: 1_000_000, burst: 1_000_000, store: 'memory' }, databaseUrl);
+const rateLimiter = await RateLimiter.create({ perSecond: 1_000_000, burst: 1_000_000 }, LimiterStore.open('memory', databaseUrl));
 
 createServer((req, res) => {
   const requestId = newRequestId();

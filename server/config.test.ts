@@ -12,6 +12,8 @@ describe('loadConfig', () => {
     expect(config.rateLimit).toMatchObject({ perSecond: 20, burst: 40 });
     expect(config.webhooks.allowPrivateDestinations).toBe(false);
     expect(config.regions).toEqual(['local']);
+    expect(config.limits).toEqual({ authFailures: { limit: 20, windowSecs: 60 }, eventStreamsPerKey: 10, socketsPerSession: 4, sessionInputQueue: 64 });
+    expect(config.http.trustedProxies).toEqual([]);
   });
 
   it('reads a model endpoint only when base URL and model are both set', () => {
@@ -28,5 +30,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OPERATOR_BROWSER: 'browserless' })).toThrow(/BROWSERLESS_URL/);
     expect(() => loadConfig({ OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50,soon' })).toThrow(/OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS/);
     expect(loadConfig({ OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50, 100' }).webhooks.retryScheduleMs).toEqual([50, 100]);
+    for (const proxies of ['10.0.0.0/33', 'proxy.internal', '10.0.0.1/8/8', '::1/129']) {
+      expect(() => loadConfig({ OPERATOR_TRUSTED_PROXIES: proxies })).toThrow(/OPERATOR_TRUSTED_PROXIES/);
+    }
+    expect(loadConfig({ OPERATOR_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1,::1' }).http.trustedProxies).toEqual(['10.0.0.0/8', '192.0.2.1', '::1']);
   });
 });

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -24,6 +25,15 @@ const csv = (fallback: string) =>
         .map((item) => item.trim())
         .filter((item) => item !== ''),
     );
+
+/** An IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -71,6 +81,15 @@ const EnvSchema = z.object({
   OPERATOR_RATE_LIMIT_PER_SEC: positiveInt(20),
   OPERATOR_RATE_LIMIT_BURST: positiveInt(40),
   OPERATOR_RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
+  OPERATOR_AUTH_FAILURE_LIMIT: positiveInt(20),
+  OPERATOR_AUTH_FAILURE_WINDOW_SECS: positiveInt(60),
+  // A wrong entry would silently trust (or distrust) the wrong hop, so it is refused at startup.
+  OPERATOR_TRUSTED_PROXIES: csv('').refine((entries) => entries.every(isAddressOrRange), {
+    message: 'expected comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.0/8,::1',
+  }),
+  OPERATOR_MAX_STREAMS_PER_KEY: positiveInt(10),
+  OPERATOR_SESSION_MAX_SOCKETS: positiveInt(4),
+  OPERATOR_SESSION_INPUT_QUEUE: positiveInt(64),
 
   OPERATOR_PRICE_DEVICE_SECOND_MICRO: price,
   OPERATOR_PRICE_SESSION_SECOND_MICRO: price,
@@ -111,6 +130,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** How other instances reach this one; null: derived from the listening address. */
       internalUrl: e.OPERATOR_INTERNAL_URL?.replace(/\/+$/, '') ?? null,
       serveConsole: e.OPERATOR_SERVE_CONSOLE,
+      /** Reverse proxies whose X-Forwarded-For names the client; empty: the peer address is the client. */
+      trustedProxies: e.OPERATOR_TRUSTED_PROXIES,
     },
     db: {
       url: e.DATABASE_URL,
@@ -149,6 +170,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perSecond: e.OPERATOR_RATE_LIMIT_PER_SEC,
       burst: e.OPERATOR_RATE_LIMIT_BURST,
       store: e.OPERATOR_RATE_LIMIT_STORE,
+    },
+    limits: {
+      /** Failed authentications per client address and window before the address gets 429. */
+      authFailures: { limit: e.OPERATOR_AUTH_FAILURE_LIMIT, windowSecs: e.OPERATOR_AUTH_FAILURE_WINDOW_SECS },
+      eventStreamsPerKey: e.OPERATOR_MAX_STREAMS_PER_KEY,
+      socketsPerSession: e.OPERATOR_SESSION_MAX_SOCKETS,
+      /** Inputs a live-view socket may have waiting; one more closes it (1008). */
+      sessionInputQueue: e.OPERATOR_SESSION_INPUT_QUEUE,
     },
     prices: {
       deviceSecondMicro: e.OPERATOR_PRICE_DEVICE_SECOND_MICRO ?? null,

@@ -32,6 +32,8 @@ const ERROR_TABLE = {
   payload_too_large: { status: 413, message: 'The request body is larger than 1 MiB.' },
   unsupported_media_type: { status: 415, message: 'The request body must be JSON (Content-Type: application/json).' },
   rate_limited: { status: 429, message: 'Too many requests; retry after the time given in Retry-After.' },
+  too_many_streams: { status: 429, message: 'This API key has as many task event streams open as it may; close one, or retry after the time given in Retry-After.' },
+  too_many_sockets: { status: 429, message: 'This session has as many live-view sockets open as it may; close one first.' },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -13,10 +13,13 @@ import { registerHost } from './domain/hosts/host-registry';
 import { Authenticator } from './domain/keys/authenticate';
 import { keyRecordLoader, lastUsedRecorder } from './domain/keys/key-record';
 import { CursorCodec } from './domain/pagination/cursor';
+import { LimiterStore } from './domain/rate-limit/limiter-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from './domain/service-secret';
 import { TaskChannel } from './domain/tasks/task-channel';
+import { TaskStepFeeds } from './domain/tasks/task-step-feeds';
 import { SessionGateway } from './gateway/session-gateway';
+import { AuthFailureThrottle } from './http/auth-failure-throttle';
 import { createRequestRouter, type Readiness } from './http/request-router';
 import { ServiceMetrics } from './metrics/service-metrics';
 import type { RawRoute } from './http/raw-route';
@@ -62,6 +65,7 @@ export async function startService(config: Config): Promise<RunningService> {
   if (browserlessElsewhere) {
     log.warn('the browserless endpoint is on another machine: its deployment must enforce the device egress policy (docs/api.md, "Device egress")');
   }
+  const limiterStore = LimiterStore.open(config.rateLimit.store, database.url);
   const services: Services = {
     config,
     db: database.db,
@@ -80,7 +84,8 @@ export async function startService(config: Config): Promise<RunningService> {
       { maxBrowsers: config.browser.maxBrowsers },
     ),
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
-    rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
+    rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
+    authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
     taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
   };
@@ -98,8 +103,8 @@ export async function startService(config: Config): Promise<RunningService> {
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
 
   const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
-  const eventStreams = new EventStreams();
-  const rawRoutes: RawRoute[] = [taskEventsRoute(services.taskChannel, eventStreams)];
+  const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
+  const rawRoutes: RawRoute[] = [taskEventsRoute(new TaskStepFeeds(services.db, services.taskChannel), eventStreams)];
   const gateway = new SessionGateway(services);
   await gateway.start();
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
@@ -178,7 +183,7 @@ export async function startService(config: Config): Promise<RunningService> {
         await services.browserPool.shutdown();
         await egressProxy.close();
         await Promise.all(lostDeviceWrites);
-        await services.rateLimiter.close();
+        await limiterStore.close();
         await services.taskChannel.close();
         await nextConsole?.close();
         await database.close();

@@ -6,6 +6,7 @@ import type { Authenticator } from './domain/keys/authenticate';
 import type { CursorCodec } from './domain/pagination/cursor';
 import type { RateLimiter } from './domain/rate-limit/rate-limiter';
 import type { TaskChannel } from './domain/tasks/task-channel';
+import type { AuthFailureThrottle } from './http/auth-failure-throttle';
 import type { Logger } from './log';
 
 /**
@@ -29,6 +30,8 @@ export interface Services {
   browserPool: BrowserPool;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  /** Failed authentications per client address, on every bearer entrance. */
+  authThrottle: AuthFailureThrottle;
   cursors: CursorCodec;
   /** This process's one LISTEN on task changes, fanned out to event streams and the task worker. */
   taskChannel: TaskChannel;

@@ -15,7 +15,16 @@ export function isSignedOut(error: unknown): boolean {
   return error instanceof TRPCClientError && error.data?.code === 'UNAUTHORIZED';
 }
 
-/** The message to show an operator for a failed call. */
+/**
+ * The message to show an operator for a failed call. The limits the console API applies
+ * before tRPC (too many failed sign-ins from this address, ...) answer with the API's
+ * CONTRACT.md error body, which tRPC's client does not read itself.
+ */
 export function messageOf(error: unknown): string {
+  if (error instanceof TRPCClientError) {
+    const body: unknown = (error.meta as { responseJSON?: unknown } | undefined)?.responseJSON;
+    const message = (body as { error?: { message?: unknown } } | null | undefined)?.error?.message;
+    if (typeof message === 'string') return message;
+  }
   return error instanceof Error ? error.message : 'Something went wrong.';
 }

@@ -1,15 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { ApiError } from '../errors';
+import { readBody } from '../http/read-body';
+import { sendErrorResponse } from '../http/send-error';
 import type { Services } from '../services';
 import { consoleAppRouter } from './console-router';
 import { readConsoleCookie } from './console-trpc';
 
 /** Mount point of the console API on the service's port. */
 export const CONSOLE_API_PREFIX = '/console/api/';
+/** Calls one request may batch. The console's pages send one call per request. */
+const CONSOLE_MAX_BATCH = 10;
 
-/** The console API handler: tRPC's node adapter over the console router. */
-export function createConsoleHandler(services: Services): (req: IncomingMessage, res: ServerResponse) => void {
-  return createHTTPHandler({
+/**
+ * The console API handler: tRPC's node adapter over the console router, behind the
+ * limits that must hold before anything is read or authenticated, each answered with the
+ * CONTRACT.md error body: a batch of at most CONSOLE_MAX_BATCH calls (400), every call
+ * refused (429) to an address that failed to authenticate too often (console sign-ins
+ * count, with every other bearer entrance), and a body of at most 1 MiB (413, refused as
+ * soon as the declared length or the bytes received pass it).
+ */
+export function createConsoleHandler(services: Services): (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void> {
+  const handleTrpc = createHTTPHandler({
     router: consoleAppRouter,
     basePath: CONSOLE_API_PREFIX,
     createContext: ({ req, res }) => ({ req, res, services, token: readConsoleCookie(req) }),
@@ -17,4 +29,35 @@ export function createConsoleHandler(services: Services): (req: IncomingMessage,
       if (error.code === 'INTERNAL_SERVER_ERROR') services.log.error({ err: error.cause ?? error }, 'console call failed');
     },
   });
+
+  return async function handleConsoleApi(req, res, requestId) {
+    try {
+      if (batchSize(req.url ?? CONSOLE_API_PREFIX) > CONSOLE_MAX_BATCH) {
+        throw new ApiError('invalid_request', { message: `A console API batch holds at most ${CONSOLE_MAX_BATCH} calls.` });
+      }
+      await services.authThrottle.refuseIfBlocked(req);
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        const body = await readBody(req);
+        if (body === null) {
+          res.setHeader('Connection', 'close');
+          throw new ApiError('payload_too_large');
+        }
+        // tRPC's adapter takes a body already read from `req.body` instead of the stream.
+        Object.assign(req, { body: body.toString('utf8') });
+      }
+    } catch (error) {
+      sendErrorResponse(services.log, res, requestId, error);
+      return;
+    }
+    handleTrpc(req, res);
+  };
+}
+
+/**
+ * How many calls a console API URL makes: tRPC's adapter splits the decoded path at commas
+ * when `batch=1`, so an encoded comma counts too.
+ */
+function batchSize(url: string): number {
+  const parsed = new URL(url, 'http://localhost');
+  return parsed.searchParams.get('batch') === '1' ? parsed.pathname.split(/,|%2c/i).length : 1;
 }

@@ -42,7 +42,11 @@ const uuid = z.uuid();
 export const consoleAppRouter = consoleRouter({
   signIn: consoleProcedure.input(z.object({ console_key: z.string().max(200) })).mutation(async ({ ctx, input }) => {
     const operator = await authenticateConsoleKey(ctx.services.db, input.console_key);
-    if (operator === null) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'That console key is not valid.' });
+    if (operator === null) {
+      // Counted with every bearer entrance's failures; the console handler refuses the address once it is over.
+      await ctx.services.authThrottle.recordFailure(ctx.req);
+      throw new TRPCError({ code: 'UNAUTHORIZED', message: 'That console key is not valid.' });
+    }
     const { token } = await startConsoleSession(ctx.services.db, operator);
     setSessionCookie(ctx, token, CONSOLE_SESSION_MS / 1000);
     return { name: operator.name };

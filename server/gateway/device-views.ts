@@ -1,30 +1,52 @@
-import type { BrowserPool, LiveView } from '../browser';
+import type { BrowserPool, LiveInput, LiveView } from '../browser';
+import { encodeFrameMessage } from './gateway-messages';
+
+/** A device's live view as the sockets watching it share it. */
+export interface SharedView {
+  input(event: LiveInput): Promise<void>;
+  /**
+   * Calls `listener` with each frame as the `frame` message, the same bytes for every
+   * socket, and at once with the latest one; returns the unsubscribe function.
+   */
+  onFrame(listener: (message: Buffer) => void): () => void;
+}
+
+interface Entry {
+  view: Promise<LiveView>;
+  users: number;
+  listeners: Set<(message: Buffer) => void>;
+  latest: Buffer | null;
+}
 
 /**
  * One live view per device, shared by every socket watching it: one screencast per page
- * whatever the number of viewers. Opened on first acquire, closed on the last release.
+ * and each frame encoded once, whatever the number of viewers. Opened on first acquire,
+ * closed on the last release.
  */
 export class DeviceViews {
-  readonly #views = new Map<string, { view: Promise<LiveView>; users: number }>();
+  readonly #views = new Map<string, Entry>();
 
-  constructor(private readonly pool: BrowserPool) {}
+  constructor(private readonly pool: Pick<BrowserPool, 'get'>) {}
 
   /** The device's view; throws when the device has no browser in this process. */
-  async acquire(deviceId: string): Promise<LiveView> {
-    let entry = this.#views.get(deviceId);
-    if (entry === undefined) {
-      const browser = this.pool.get(deviceId);
-      if (browser === undefined) throw new Error('the device has no browser on this host');
-      entry = { view: browser.liveView(), users: 0 };
-      this.#views.set(deviceId, entry);
-    }
+  async acquire(deviceId: string): Promise<SharedView> {
+    const entry = this.#views.get(deviceId) ?? this.#open(deviceId);
     entry.users += 1;
+    let view: LiveView;
     try {
-      return await entry.view;
+      view = await entry.view;
     } catch (error) {
       this.release(deviceId);
       throw error;
     }
+    return {
+      input: (event) => view.input(event),
+      onFrame: (listener) => {
+        entry.listeners.add(listener);
+        if (entry.latest !== null) listener(entry.latest);
+        return () => entry.listeners.delete(listener);
+      },
+    };
   }
 
   release(deviceId: string): void {
@@ -33,6 +55,31 @@ export class DeviceViews {
     entry.users -= 1;
     if (entry.users > 0) return;
     this.#views.delete(deviceId);
+    entry.listeners.clear();
     void entry.view.then((view) => view.close()).catch(() => undefined);
+  }
+
+  #open(deviceId: string): Entry {
+    const browser = this.pool.get(deviceId);
+    if (browser === undefined) throw new Error('the device has no browser on this host');
+    const entry: Entry = { view: browser.liveView(), users: 0, listeners: new Set(), latest: null };
+    this.#views.set(deviceId, entry);
+    void entry.view.then(
+      (view) => view.onFrame((frame) => publish(entry, encodeFrameMessage(frame))),
+      // acquire() reports the failure to its caller.
+      () => undefined,
+    );
+    return entry;
+  }
+}
+
+function publish(entry: Entry, message: Buffer): void {
+  entry.latest = message;
+  for (const listener of entry.listeners) {
+    try {
+      listener(message);
+    } catch {
+      // One failing socket must not starve the device's other viewers.
+    }
   }
 }

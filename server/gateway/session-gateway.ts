@@ -3,24 +3,22 @@ import type { Duplex } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { devices, sessions } from '../../db/schema';
-import { InvalidLiveInputError, type LiveFrame, type LiveView } from '../browser';
+import { InvalidLiveInputError } from '../browser';
 import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
+import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
 import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
 import { iso } from '../domain/time';
 import { ApiError } from '../errors';
 import { toApiError } from '../http/to-api-error';
 import type { Services } from '../services';
-import { DeviceViews } from './device-views';
-import { ClientMessageSchema, CLOSE, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
+import { DeviceViews, type SharedView } from './device-views';
+import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
 import { authenticateHandshake, gatewaySessionId } from './handshake';
 import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
-// A socket with more than this waiting to be sent gets no new frames until it drains:
-// a slow viewer sees fewer frames instead of growing the server's memory.
-const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 // Expiry and a browser that went away (device slept, deleted, lost) are noticed by this
 // sweep; revocation and holds arrive at once through NOTIFY.
@@ -32,10 +30,14 @@ interface Connection {
   socket: WebSocket;
   /** The session row as last read; refreshed on every change notification. */
   session: SessionRow;
-  view: LiveView;
+  view: SharedView;
   stopFrames: () => void;
+  /** Gives back the socket's place among its session's sockets. */
+  releaseSlot: () => void;
   /** Inputs run one after another, in the order they arrived. */
   inputs: Promise<void>;
+  /** Inputs received and not yet done; past the configured bound the socket is closed. */
+  queuedInputs: number;
 }
 
 /**
@@ -55,6 +57,8 @@ export class SessionGateway {
   readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
   readonly #loadKey: LoadKeyRecord;
   readonly #keyChecks = new Map<string, { at: number; allowed: Promise<boolean> }>();
+  /** Sockets per session, counted where the device's browser runs (relayed ones included). */
+  readonly #socketSlots: ConcurrencySlots;
   #sweep: NodeJS.Timeout | null = null;
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
@@ -63,6 +67,7 @@ export class SessionGateway {
     this.#services = services;
     this.#views = new DeviceViews(services.browserPool);
     this.#loadKey = keyRecordLoader(services.db);
+    this.#socketSlots = new ConcurrencySlots(services.config.limits.socketsPerSession);
   }
 
   async start(): Promise<void> {
@@ -97,10 +102,11 @@ export class SessionGateway {
   async #accept(req: IncomingMessage, socket: Duplex, head: Buffer, publicId: string): Promise<void> {
     const requestId = newPublicId('request');
     let session: SessionRow;
-    let view: LiveView;
+    let view: SharedView;
+    let releaseSlot: (() => void) | null = null;
     try {
       if (this.#closed) throw new ApiError('device_not_ready');
-      session = await authenticateHandshake(this.#services.db, req, publicId);
+      session = await this.#services.authThrottle.check(req, () => authenticateHandshake(this.#services.db, req, publicId));
       if (this.#services.browserPool.get(session.deviceId) === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#openRelay(session, publicId, req);
         if (relay !== null) {
@@ -108,14 +114,28 @@ export class SessionGateway {
           return;
         }
       }
+      // Claimed here, where the device's browser runs, so every socket of the session counts.
+      releaseSlot = this.#socketSlots.claim(session.id);
+      if (releaseSlot === null) throw new ApiError('too_many_sockets');
       // No browser here: the device went away meanwhile, or its host is not reachable.
       view = await this.#views.acquire(session.deviceId).catch(() => Promise.reject(new ApiError('device_not_ready')));
     } catch (error) {
-      if (error instanceof RelayRefused) writeRefusal(socket, error.status, error.body, requestId);
+      releaseSlot?.();
+      if (error instanceof RelayRefused) writeRefusal(socket, error.status, error.body, requestId, error.headers);
       else refuseHandshake(socket, requestId, error, this.#services);
       return;
     }
-    this.#upgrade(req, socket, head, (ws) => this.#open(ws, session, view), () => this.#views.release(session.deviceId));
+    const slot = releaseSlot;
+    this.#upgrade(
+      req,
+      socket,
+      head,
+      (ws) => this.#open(ws, session, view, slot),
+      () => {
+        slot();
+        this.#views.release(session.deviceId);
+      },
+    );
   }
 
   /**
@@ -125,6 +145,8 @@ export class SessionGateway {
    */
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (ws: WebSocket) => void, onRefused: () => void): void {
     let opened = false;
+    // A client gone while its handshake was checked never emits 'close' again.
+    if (socket.destroyed) return onRefused();
     socket.once('close', () => {
       if (!opened) onRefused();
     });
@@ -160,8 +182,8 @@ export class SessionGateway {
     pipeSockets(client, relay, () => this.#relays.delete(pair));
   }
 
-  #open(socket: WebSocket, session: SessionRow, view: LiveView): void {
-    const connection: Connection = { socket, session, view, stopFrames: () => undefined, inputs: Promise.resolve() };
+  #open(socket: WebSocket, session: SessionRow, view: SharedView, releaseSlot: () => void): void {
+    const connection: Connection = { socket, session, view, stopFrames: () => undefined, releaseSlot, inputs: Promise.resolve(), queuedInputs: 0 };
     this.#connections.add(connection);
     send(socket, {
       type: 'ready',
@@ -170,24 +192,31 @@ export class SessionGateway {
       mode: session.mode,
       expires_at: iso(session.expiresAt),
     });
-    connection.stopFrames = view.onFrame((frame) => this.#relayFrame(connection, frame));
+    connection.stopFrames = view.onFrame((message) => this.#relayFrame(connection, message));
     socket.on('message', (data, isBinary) => {
+      // A client sending faster than the page takes input would grow this queue without end.
+      if (connection.queuedInputs >= this.#services.config.limits.sessionInputQueue) return this.#end(connection, CLOSE.inputQueueFull);
+      connection.queuedInputs += 1;
       connection.inputs = connection.inputs
         .then(() => this.#relayInput(connection, data, isBinary))
         .catch((error: unknown) => {
           // Never left rejected: the next input must still run.
           this.#services.log.error({ err: error, sessionId: session.id }, 'relaying session input failed');
           this.#end(connection, CLOSE.deviceNotReady);
+        })
+        .finally(() => {
+          connection.queuedInputs -= 1;
         });
     });
     socket.on('close', () => this.#forget(connection));
     socket.on('error', () => this.#forget(connection));
   }
 
-  #relayFrame(connection: Connection, frame: LiveFrame): void {
+  #relayFrame(connection: Connection, message: Buffer): void {
     if (!this.#stillLive(connection)) return;
-    if (connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
-    send(connection.socket, { type: 'frame', format: 'jpeg', data: frame.data, width: frame.width, height: frame.height });
+    if (connection.socket.bufferedAmount > MAX_BUFFERED_FRAME_BYTES) return;
+    // The device's frame message, encoded once for all its sockets, sent as a text message.
+    connection.socket.send(message, { binary: false });
   }
 
   async #relayInput(connection: Connection, data: RawData, isBinary: boolean): Promise<void> {
@@ -261,6 +290,7 @@ export class SessionGateway {
   #forget(connection: Connection): void {
     if (!this.#connections.delete(connection)) return;
     connection.stopFrames();
+    connection.releaseSlot();
     this.#views.release(connection.session.deviceId);
   }
 }
@@ -285,11 +315,12 @@ function parseJson(text: string): unknown {
 function refuseHandshake(socket: Duplex, requestId: string, error: unknown, services: Services): void {
   const { apiError, unexpected } = toApiError(error);
   if (unexpected) services.log.error({ err: error, requestId }, 'session handshake failed');
-  writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId);
+  writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
 }
 
-function writeRefusal(socket: Duplex, status: number, body: string, requestId: string): void {
+function writeRefusal(socket: Duplex, status: number, body: string, requestId: string, headers: Record<string, string>): void {
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n${extra.join('')}Connection: close\r\n\r\n${body}`,
   );
 }

@@ -1,4 +1,6 @@
 import { WebSocket, type RawData } from 'ws';
+import { MAX_BODY_BYTES } from '../http/read-body';
+import { isFrameMessage, MAX_BUFFERED_FRAME_BYTES } from './gateway-messages';
 
 /** Marks a handshake one gateway relays to another, which must not relay it further. */
 export const RELAYED_HEADER = 'x-svc-relayed';
@@ -14,6 +16,8 @@ export class RelayRefused extends Error {
   constructor(
     readonly status: number,
     readonly body: string,
+    /** The owner's Retry-After, when it sent one (429s). */
+    readonly headers: Record<string, string>,
   ) {
     super(`the device's instance answered ${status}`);
   }
@@ -43,10 +47,24 @@ export function openRelay(internalUrl: string, publicSessionId: string, protocol
         },
       });
     });
-    upstream.once('unexpected-response', (_request, response) => {
+    upstream.once('unexpected-response', (request, response) => {
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => reject(new RelayRefused(response.statusCode ?? 502, Buffer.concat(chunks).toString('utf8'))));
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        // A refusal is a short error body; anything past 1 MiB is not one and is not held.
+        if (size > MAX_BODY_BYTES) {
+          request.destroy();
+          reject(new Error('the device host answered the relay with an oversized body'));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('end', () => {
+        const retryAfter = response.headers['retry-after'];
+        const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
+        reject(new RelayRefused(response.statusCode ?? 502, Buffer.concat(chunks).toString('utf8'), headers));
+      });
       response.on('error', reject);
     });
     upstream.once('error', reject);
@@ -66,7 +84,11 @@ export function pipeSockets(client: WebSocket, relay: Relay, onClosed: () => voi
     if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
   });
   upstream.on('message', (data, isBinary) => {
-    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+    if (client.readyState !== WebSocket.OPEN) return;
+    // The owner skips frames for its slow sockets, but the relay's socket to it drains
+    // fast; a slow client behind the relay would otherwise pile frames up here.
+    if (client.bufferedAmount > MAX_BUFFERED_FRAME_BYTES && Buffer.isBuffer(data) && isFrameMessage(data)) return;
+    client.send(data, { binary: isBinary });
   });
   let closed = false;
   const closeBoth = (code: number, reason: Buffer) => {

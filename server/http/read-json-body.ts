@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors';
-
-export const MAX_BODY_BYTES = 1024 * 1024;
+import { readBody } from './read-body';
 
 export type BodyReadResult = { ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError };
 
@@ -11,17 +10,9 @@ export type BodyReadResult = { ok: true; body: Record<string, unknown> } | { ok:
  * JSON object is 400. Never throws; the caller decides when to report the error.
  */
 export async function readJsonBody(req: IncomingMessage): Promise<BodyReadResult> {
-  const declaredLength = Number(req.headers['content-length'] ?? NaN);
-  if (declaredLength > MAX_BODY_BYTES) return { ok: false, error: new ApiError('payload_too_large') };
-
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return { ok: false, error: new ApiError('payload_too_large') };
-    chunks.push(chunk);
-  }
-  const raw = Buffer.concat(chunks).toString('utf8');
+  const bytes = await readBody(req);
+  if (bytes === null) return { ok: false, error: new ApiError('payload_too_large') };
+  const raw = bytes.toString('utf8');
   if (raw.trim() === '') return { ok: true, body: {} };
 
   const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();

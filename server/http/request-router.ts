@@ -72,7 +72,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
     }
 
     // The console's API is served with or without the console pages (tests call it directly).
-    if (path.startsWith(CONSOLE_API_PREFIX)) return handleConsoleApi(req, res);
+    if (path.startsWith(CONSOLE_API_PREFIX)) return handleConsoleApi(req, res, requestId);
     if (options.console !== null) return options.console(req, res);
     const error = new ApiError('not_found');
     return sendJson(res, error.status, error.toBody(requestId));

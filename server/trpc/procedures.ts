@@ -42,13 +42,13 @@ export function writeGated(scope: Scope) {
 
 /**
  * The escalation resolve callback: no API key, the per-escalation bearer instead (401
- * invalid_escalation_token), checked before the body as a key is on other routes. The
- * escalation it opens is handed to the resolver.
+ * invalid_escalation_token, throttled per address like keys), checked before the body as
+ * a key is on other routes. The escalation it opens is handed to the resolver.
  */
 export const escalationBearerProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { id?: unknown };
   const id = typeof raw.id === 'string' ? raw.id : '';
-  const escalation = await authenticateEscalationBearer(ctx.services.db, id, bearerFrom(ctx.req.headers.authorization));
+  const escalation = await ctx.services.authThrottle.check(ctx.req, () => authenticateEscalationBearer(ctx.services.db, id, bearerFrom(ctx.req.headers.authorization)));
   if (ctx.bodyError !== null) throw ctx.bodyError;
   return next({ ctx: { escalation } });
 });

@@ -9,6 +9,7 @@ import { devices, tasks } from '../../db/schema';
 import { EventStreams, taskEventsRoute } from '../../server/api/tasks/stream-task-events';
 import { loadConfig } from '../../server/config';
 import { parsePublicId } from '../../server/domain/ids';
+import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
 import { startService } from '../../server/service';
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
@@ -279,7 +280,8 @@ describe('tasks on the offline planner', () => {
     const device = await newDevice();
     const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
     // The route as the service mounts it, with 100 ms / 700 ms instead of 15 s / 300 s.
-    const route = taskEventsRoute(test.service.services.taskChannel, new EventStreams(), { keepAliveMs: 100, maxStreamMs: 700 });
+    const { db, taskChannel } = test.service.services;
+    const route = taskEventsRoute(new TaskStepFeeds(db, taskChannel), new EventStreams(10), { keepAliveMs: 100, maxStreamMs: 700 });
     const server = createServer((req, res) => {
       void route.handle(req, res, { requestId: 'req_stream-timing', services: test.service.services, params: [submitted.body.id] });
     });

@@ -35,6 +35,9 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     OPERATOR_SERVE_CONSOLE: 'false',
     OPERATOR_RATE_LIMIT_PER_SEC: '1000',
     OPERATOR_RATE_LIMIT_BURST: '2000',
+    // Tests send many bad credentials from 127.0.0.1 on purpose; the throttle of failed
+    // authentications has its own test (abuse-limits.test.ts) at its default threshold.
+    OPERATOR_AUTH_FAILURE_LIMIT: '1000000',
     OPERATOR_DB_POOL_SIZE: '10',
     // Tests serve their pages and receivers on loopback. The egress and destination
     // suites (abuse-egress, webhooks-endpoints) start with the default, false.

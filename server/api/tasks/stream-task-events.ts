@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DbOrTx } from '../../../db/client';
+import { ConcurrencySlots } from '../../domain/rate-limit/concurrency-slots';
 import { ApiError } from '../../errors';
 import { authorizeRequest } from '../../http/authorize';
 import type { RawRoute } from '../../http/raw-route';
 import { sendErrorResponse } from '../../http/send-error';
-import type { TaskChange, TaskChannel } from '../../domain/tasks/task-channel';
-import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
-import { stepsAfter } from '../../domain/tasks/task-steps';
+import { loadTaskForCaller } from '../../domain/tasks/load-task';
+import type { TaskStepFeeds } from '../../domain/tasks/task-step-feeds';
 
 export interface StreamTiming {
   /** Interval of the `: keep-alive` comment (CONTRACT.md: 15 s). */
@@ -16,7 +15,9 @@ export interface StreamTiming {
 }
 
 const CONTRACT_TIMING: StreamTiming = { keepAliveMs: 15_000, maxStreamMs: 300_000 };
-const STEP_BATCH = 500;
+// A key at its limit of open streams gets a slot back as soon as one of them ends (its task
+// ends, its client leaves, or its time runs out); this is how long to wait before asking again.
+const STREAM_SLOT_RETRY_AFTER_SECS = 5;
 const INTEGER = /^-?\d{1,15}$/;
 
 /** The stream's entry in the OpenAPI document (raw routes are not generated from tRPC). */
@@ -43,9 +44,24 @@ export const taskEventsOpenApiPath = {
   },
 };
 
-/** The open streams of this process, so a shutdown can end them instead of waiting on them. */
+/**
+ * The open streams of this process, so a shutdown can end them instead of waiting on them,
+ * and how many each API key holds (OPERATOR_MAX_STREAMS_PER_KEY, counted per instance).
+ */
 export class EventStreams {
   private readonly open = new Set<(closeConnection: boolean) => void>();
+  private readonly perKey: ConcurrencySlots;
+
+  constructor(maxPerKey: number) {
+    this.perKey = new ConcurrencySlots(maxPerKey);
+  }
+
+  /** One of the key's stream slots, to give back when the stream ends; 429 too_many_streams when none is free. */
+  claim(keyId: string): () => void {
+    const release = this.perKey.claim(keyId);
+    if (release === null) throw new ApiError('too_many_streams', { headers: { 'Retry-After': String(STREAM_SLOT_RETRY_AFTER_SECS) } });
+    return release;
+  }
 
   add(end: (closeConnection: boolean) => void): () => void {
     this.open.add(end);
@@ -62,27 +78,27 @@ export class EventStreams {
  * GET /v1/tasks/{id}/events: `text/event-stream` of the task's steps, then `done` with the
  * terminal task. Served raw (not tRPC) because the response is a stream.
  *
- * Steps reach an open stream through the task channel (LISTEN/NOTIFY): on each
- * notification the stream reads the steps after the last seq it sent, so it neither
+ * Steps reach an open stream through the task's shared feed (LISTEN/NOTIFY, one read per
+ * change for all the task's streams), after the last seq the stream sent, so it neither
  * skips nor repeats one, whichever notifications arrive, merge or get lost.
  */
-export function taskEventsRoute(channel: TaskChannel, streams: EventStreams, timing: StreamTiming = CONTRACT_TIMING): RawRoute {
+export function taskEventsRoute(feeds: TaskStepFeeds, streams: EventStreams, timing: StreamTiming = CONTRACT_TIMING): RawRoute {
   return {
     method: 'GET',
     pattern: /^\/tasks\/([^/]+)\/events\/?$/,
     template: '/tasks/{id}/events',
     async handle(req, res, { requestId, services, params }) {
-      let start: { taskId: string; afterSeq: number };
+      let start: { taskId: string; afterSeq: number; releaseSlot: () => void };
       try {
         const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
         const afterSeq = parseAfterSeq(req);
         const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
-        start = { taskId: task.id, afterSeq };
+        start = { taskId: task.id, afterSeq, releaseSlot: streams.claim(principal.keyId) };
       } catch (error) {
         sendErrorResponse(services.log, res, requestId, error);
         return;
       }
-      await streamTask(req, res, { ...start, timing, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
+      streamTask(req, res, { ...start, timing, feeds, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
     },
   };
 }
@@ -115,14 +131,14 @@ function parseAfterSeq(req: IncomingMessage): number {
 interface StreamOptions {
   taskId: string;
   afterSeq: number;
+  releaseSlot: () => void;
   timing: StreamTiming;
-  db: DbOrTx;
-  channel: TaskChannel;
+  feeds: TaskStepFeeds;
   streams: EventStreams;
   onError: (error: unknown) => void;
 }
 
-async function streamTask(req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<void> {
+function streamTask(req: IncomingMessage, res: ServerResponse, options: StreamOptions): void {
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
@@ -132,12 +148,7 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
   });
   res.flushHeaders();
 
-  let lastSeq = options.afterSeq;
   let ended = false;
-  let pumping: Promise<void> | null = null;
-  let pumpAgain = false;
-  let checkStatus = false;
-
   const end = (closeConnection = false) => {
     if (ended) return;
     ended = true;
@@ -145,63 +156,31 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
     clearTimeout(maxDuration);
     unsubscribe();
     unregister();
+    options.releaseSlot();
     res.end(() => {
       if (closeConnection) res.socket?.destroy();
     });
   };
 
-  /**
-   * Sends every step after lastSeq, then `done` if the task is terminal; one pump at a
-   * time. The status is read only when it may have changed (start, a `state`
-   * notification, a reconnect), not on every step: one query per step keeps the latency low.
-   */
-  const pump = (change: TaskChange | 'start') => {
-    if (change !== 'step') checkStatus = true;
-    if (pumping !== null) {
-      pumpAgain = true;
-      return;
-    }
-    pumping = (async () => {
-      do {
-        pumpAgain = false;
-        const readStatus = checkStatus;
-        checkStatus = false;
-        // The status is read before the steps: a task seen terminal has all its steps
-        // committed, so the steps read next are complete before `done` goes out.
-        const terminal = readStatus ? await getTaskIfTerminal(options.db, options.taskId) : null;
-        for (;;) {
-          const steps = await stepsAfter(options.db, options.taskId, lastSeq, STEP_BATCH);
-          if (ended) return;
-          for (const step of steps) {
-            res.write(`id: ${step.seq}\nevent: step\ndata: ${JSON.stringify(step)}\n\n`);
-            lastSeq = step.seq;
-          }
-          if (steps.length < STEP_BATCH) break;
-        }
-        if (terminal !== null) {
-          res.write(`event: done\ndata: ${JSON.stringify(terminal)}\n\n`);
-          end();
-          return;
-        }
-      } while (pumpAgain && !ended);
-    })()
-      .catch((error: unknown) => {
-        options.onError(error);
-        end();
-      })
-      .finally(() => {
-        pumping = null;
-        // A notification that came between the loop's last check and here.
-        if (pumpAgain && !ended) pump('step');
-      });
-  };
-
-  // Subscribed before the first read, so no step committed after it can be missed.
-  const unsubscribe = options.channel.subscribe(options.taskId, pump);
+  const unsubscribe = options.feeds.subscribe(options.taskId, options.afterSeq, {
+    steps: (steps) => {
+      for (const step of steps) res.write(`id: ${step.seq}\nevent: step\ndata: ${JSON.stringify(step)}\n\n`);
+    },
+    done: (task) => {
+      res.write(`event: done\ndata: ${JSON.stringify(task)}\n\n`);
+      end();
+    },
+    failed: (error) => {
+      options.onError(error);
+      end();
+    },
+  });
   const unregister = options.streams.add(end);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.timing.keepAliveMs);
   const maxDuration = setTimeout(() => end(), options.timing.maxStreamMs);
   req.on('close', () => end());
   res.on('error', () => end());
-  pump('start');
+  // A client that left while the task was looked up closed before these listeners: its
+  // stream (and its key's slot) must not wait for the 300 s to end.
+  if (res.socket === null || res.socket.destroyed) end();
 }

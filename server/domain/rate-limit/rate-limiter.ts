@@ -1,40 +1,28 @@
 import type { ServerResponse } from 'node:http';
-import pg from 'pg';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors';
+import type { LimiterStore } from './limiter-store';
 
 export interface RateLimitSettings {
   perSecond: number;
   burst: number;
-  store: 'memory' | 'postgres';
 }
 
 /**
  * Per-key limit: `burst` requests per window of burst/perSecond seconds, which averages
- * `perSecond` and lets a client spend the whole burst at once. One instance keeps the
- * counters in memory; instances sharing a database keep them in PostgreSQL.
+ * `perSecond` and lets a client spend the whole burst at once. The counters live in the
+ * service's limiter store (memory, or PostgreSQL shared by instances).
  */
 export class RateLimiter {
-  private readonly limiter: RateLimiterAbstract;
-  private readonly pool: pg.Pool | null;
+  private constructor(
+    private readonly limiter: RateLimiterAbstract,
+    private readonly limit: number,
+  ) {}
 
-  private constructor(limiter: RateLimiterAbstract, pool: pg.Pool | null, private readonly limit: number) {
-    this.limiter = limiter;
-    this.pool = pool;
-  }
-
-  static async create(settings: RateLimitSettings, databaseUrl: string): Promise<RateLimiter> {
+  static async create(settings: RateLimitSettings, store: LimiterStore): Promise<RateLimiter> {
     const windowSecs = Math.max(1, Math.round(settings.burst / settings.perSecond));
-    const options = { points: settings.burst, duration: windowSecs, keyPrefix: 'api_key' };
-    if (settings.store === 'memory') return new RateLimiter(new RateLimiterMemory(options), null, settings.burst);
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-    const limiter = await new Promise<RateLimiterPostgres>((resolve, reject) => {
-      const created: RateLimiterPostgres = new RateLimiterPostgres(
-        { ...options, storeClient: pool, storeType: 'pool', tableName: 'rate_limits' },
-        (error?: Error) => (error === undefined ? resolve(created) : reject(error)),
-      );
-    });
-    return new RateLimiter(limiter, pool, settings.burst);
+    const limiter = await store.limiter({ points: settings.burst, duration: windowSecs, keyPrefix: 'api_key' });
+    return new RateLimiter(limiter, settings.burst);
   }
 
   /** Spends one request of the key's budget, sets RateLimit-* headers, or throws 429. */
@@ -48,10 +36,6 @@ export class RateLimiter {
       const retryAfter = String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
       throw new ApiError('rate_limited', { headers: { 'Retry-After': retryAfter } });
     }
-  }
-
-  async close(): Promise<void> {
-    await this.pool?.end();
   }
 
   private setHeaders(res: ServerResponse, state: RateLimiterRes): void {
