@@ -52,7 +52,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
       const readiness = await options.readiness();
       return sendJson(res, readiness.ok ? 200 : 503, readiness);
     }
-    if (path === '/metrics') return serveMetrics(req, res, requestId, { metrics: options.metrics, token: metricsToken, log: options.services.log });
+    if (path === '/metrics') return serveMetrics(req, res, requestId, { metrics: options.metrics, token: metricsToken, log: options.services.log, authThrottle: options.services.authThrottle });
     if (path === '/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(openApiJson);

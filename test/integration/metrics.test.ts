@@ -77,6 +77,21 @@ describe('GET /metrics', () => {
     await api('DELETE', `/v1/devices/${device.body.id}`);
   });
 
+  it('throttles failed bearers per client address like every other entrance', async () => {
+    const strict = await startTestService({ OPERATOR_METRICS_TOKEN: TOKEN, OPERATOR_AUTH_FAILURE_LIMIT: '2' });
+    try {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        expect((await fetch(`${strict.url}/metrics`, { headers: { Authorization: 'Bearer wrong' } })).status).toBe(401);
+      }
+      const blocked = await fetch(`${strict.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      expect(blocked.status).toBe(429);
+      expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((await blocked.json()).error.code).toBe('rate_limited');
+    } finally {
+      await strict.stop();
+    }
+  });
+
   it('does not exist without a configured token', async () => {
     const bare = await startTestService();
     try {
