@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/open';
 import { loadConfig } from '../config';
 import { createOperator } from '../domain/console/operator-accounts';
-import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
+import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
 // exit 0; or an error on stderr, exit 1.
@@ -11,6 +11,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [options]
   space:create --org ORG --name N
   key:create --org ORG --scopes a,b [--spaces uuid,uuid] [--env live|test]
   key:revoke --key-id ID
+  org:rotate-escalation-secret --org ORG   (a new secret for signing escalation deliveries)
   operator:create --name N        (a console sign-in key for an operator of the preview)`;
 
 const OPTIONS = {
@@ -82,6 +83,8 @@ async function run(command: string | undefined, values: Values, db: Parameters<t
     }
     case 'key:revoke':
       return revokeApiKey(db, required(values, 'key-id'));
+    case 'org:rotate-escalation-secret':
+      return rotateEscalationSigningSecret(db, required(values, 'org'));
     case 'operator:create':
       return createOperator(db, required(values, 'name'));
     default:
