@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/open';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { createOperator } from '../domain/console/operator-accounts';
 import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
 
@@ -55,17 +55,17 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config.db);
   try {
-    const result = await run(command, values, database.db, config.webhooks.allowPrivateDestinations);
+    const result = await run(command, values, database.db, config);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await database.close();
   }
 }
 
-async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0], allowPrivateDestinations: boolean): Promise<unknown> {
+async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0], config: Config): Promise<unknown> {
   switch (command) {
     case 'org:create':
-      if (values['escalation-url'] !== undefined) await checkEscalationUrl(values['escalation-url'], allowPrivateDestinations);
+      if (values['escalation-url'] !== undefined) await checkEscalationUrl(values['escalation-url'], config.webhooks.allowPrivateDestinations);
       return createOrganization(db, {
         name: required(values, 'name'),
         entitled: values['not-entitled'] !== true,
@@ -82,7 +82,7 @@ async function run(command: string | undefined, values: Values, db: Parameters<t
       return createApiKey(db, { orgId: required(values, 'org'), scopes, spaceIds: list(values.spaces), env });
     }
     case 'key:revoke':
-      return revokeApiKey(db, required(values, 'key-id'));
+      return revokeApiKey(db, required(values, 'key-id'), { publicUrl: config.http.publicUrl });
     case 'org:rotate-escalation-secret':
       return rotateEscalationSigningSecret(db, required(values, 'org'));
     case 'operator:create':

@@ -118,7 +118,7 @@ export const consoleAppRouter = consoleRouter({
 
   revokeKey: operatorProcedure
     .input(z.object({ key_id: z.string().max(50) }))
-    .mutation(({ ctx, input }) => asOperatorError(() => revokeApiKey(ctx.services.db, input.key_id, byOperator(ctx.operator)))),
+    .mutation(({ ctx, input }) => asOperatorError(() => revokeApiKey(ctx.services.db, input.key_id, { publicUrl: ctx.services.config.http.publicUrl, origin: byOperator(ctx.operator) }))),
 
   pendingEscalations: operatorProcedure.query(({ ctx }) => pendingEscalations(ctx.services.db)),
 

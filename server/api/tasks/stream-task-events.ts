@@ -4,6 +4,7 @@ import { ApiError } from '../../errors';
 import { authorizeRequest } from '../../http/authorize';
 import type { RawRoute } from '../../http/raw-route';
 import { sendErrorResponse } from '../../http/send-error';
+import type { KeyRevocations } from '../../domain/keys/key-revocations';
 import type { TaskChange, TaskChannel } from '../../domain/tasks/task-channel';
 import { getTaskIfTerminal, loadTaskForCaller } from '../../domain/tasks/load-task';
 import { stepsAfter } from '../../domain/tasks/task-steps';
@@ -71,17 +72,17 @@ export function taskEventsRoute(channel: TaskChannel, streams: EventStreams, tim
     method: 'GET',
     pattern: /^\/tasks\/([^/]+)\/events\/?$/,
     async handle(req, res, { requestId, services, params }) {
-      let start: { taskId: string; afterSeq: number };
+      let start: { taskId: string; afterSeq: number; keyId: string };
       try {
         const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
         const afterSeq = parseAfterSeq(req);
         const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
-        start = { taskId: task.id, afterSeq };
+        start = { taskId: task.id, afterSeq, keyId: principal.keyId };
       } catch (error) {
         sendErrorResponse(services.log, res, requestId, error);
         return;
       }
-      await streamTask(req, res, { ...start, timing, db: services.db, channel, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
+      await streamTask(req, res, { ...start, timing, db: services.db, channel, streams, keyRevocations: services.keyRevocations, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
     },
   };
 }
@@ -114,6 +115,9 @@ function parseAfterSeq(req: IncomingMessage): number {
 interface StreamOptions {
   taskId: string;
   afterSeq: number;
+  /** The key that opened the stream: its revocation ends the stream. */
+  keyId: string;
+  keyRevocations: KeyRevocations;
   timing: StreamTiming;
   db: DbOrTx;
   channel: TaskChannel;
@@ -143,6 +147,7 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
     clearInterval(keepAlive);
     clearTimeout(maxDuration);
     unsubscribe();
+    unwatchKey();
     unregister();
     res.end(() => {
       if (closeConnection) res.socket?.destroy();
@@ -197,6 +202,9 @@ async function streamTask(req: IncomingMessage, res: ServerResponse, options: St
 
   // Subscribed before the first read, so no step committed after it can be missed.
   const unsubscribe = options.channel.subscribe(options.taskId, pump);
+  // Revoking the key ends the stream on whichever instance serves it, and drops the
+  // connection as a shutdown does.
+  const unwatchKey = options.keyRevocations.watch(options.keyId, () => end(true));
   const unregister = options.streams.add(end);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.timing.keepAliveMs);
   const maxDuration = setTimeout(() => end(), options.timing.maxStreamMs);

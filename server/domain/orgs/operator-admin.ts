@@ -4,9 +4,11 @@ import { apiKeys, organizations, spaces } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
 import { isUuid } from '../ids';
 import { formatApiKey, generateKeyId, generateSecret, type KeyEnv } from '../keys/api-key-format';
+import { notifyKeyRevoked } from '../keys/key-revocations';
 import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
 import { isScope, type Scope } from '../keys/scopes';
+import { revokeSessionsOfKey } from '../sessions/session-moves';
 import { checkDestination, type DestinationRefusal } from '../webhooks/destination';
 import { generateWebhookSecret } from '../webhooks/signature';
 
@@ -150,7 +152,12 @@ export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = 
   });
 }
 
-export async function revokeApiKey(db: Db, keyId: string, origin: AdminOrigin = CLI): Promise<{ revoked: true }> {
+/**
+ * Revokes a key and what it opened, on every instance sharing the database, in one
+ * transaction: the sessions it minted are revoked (their sockets close), and its event
+ * streams hear the notification and end. `publicUrl` builds the revoked sessions' events.
+ */
+export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = CLI }: { publicUrl: string; origin?: AdminOrigin }): Promise<{ revoked: true }> {
   return db.transaction(async (tx) => {
     const [key] = await tx
       .update(apiKeys)
@@ -159,6 +166,8 @@ export async function revokeApiKey(db: Db, keyId: string, origin: AdminOrigin = 
       .returning({ orgId: apiKeys.orgId });
     if (key === undefined) throw new AdminError(`No active key with id ${keyId}`);
     await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId, details: { ...origin } });
+    await revokeSessionsOfKey(tx, publicUrl, keyId);
+    await notifyKeyRevoked(tx, keyId);
     return { revoked: true as const };
   });
 }
