@@ -1,22 +1,25 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { auditEvents, events } from '../../db/schema';
+import { apiKeys, auditEvents, events } from '../../db/schema';
 import { loadConfig } from '../../server/config';
-import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
 import { startService, type RunningService } from '../../server/service';
 import { apiClient } from '../support/http';
+import { PROJECT_ROOT } from '../support/service-process';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
 // Revoking an API key reaches what it holds open, on every instance sharing the database,
 // within a second: its task event streams end, and the live-view sockets of the sessions
 // it minted close (those sessions are revoked with it). Two real instances, PostgreSQL
-// and Chromium; the device's browser runs on the first.
+// and Chromium, each running the browser of one device.
 
+const run = promisify(execFile);
 let first: TestService;
 let second: RunningService;
 let secondDataDir: string;
@@ -85,12 +88,24 @@ describe('revoking an API key', () => {
     const otherStream = await openStream(second.url, otherKey, task);
     const session = (await onFirst('POST', `/v1/devices/${device}/sessions`, { mode: 'control' })).body;
     const otherSession = (await apiClient(first.url, otherKey)('POST', `/v1/devices/${device}/sessions`, {})).body;
-    // One socket on the browser's instance, one relayed to it through the second.
-    const sockets = [await openSocket(first.url, session), await openSocket(second.url, session)];
+    // A second device whose browser runs on the second instance, so each gateway closes sockets of its own.
+    const onSecond = apiClient(second.url, key);
+    const secondDevice = (await onSecond('POST', '/v1/devices', { space_id: tenant.spaceId })).body.id;
+    const secondSession = (await onSecond('POST', `/v1/devices/${secondDevice}/sessions`, {})).body;
+    // On the first device's instance, relayed to it through the second, and on the second device's.
+    const sockets = [await openSocket(first.url, session), await openSocket(second.url, session), await openSocket(second.url, secondSession)];
     const otherSocket = await openSocket(second.url, otherSession);
 
-    await revokeApiKey(first.service.services.db, keyId, { publicUrl: first.service.services.config.http.publicUrl });
-    const revokedAt = Date.now();
+    // Revoked as operators do, from another process: `npm run admin -- key:revoke`.
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/cli/admin.ts'), 'key:revoke', '--key-id', keyId], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, DATABASE_URL: first.database.url, OPERATOR_LOG_LEVEL: 'silent' },
+    });
+    expect(JSON.parse(stdout)).toEqual({ revoked: true });
+    // Timed from the revocation itself (written by the CLI just before it commits), not from the process's exit.
+    const db = first.service.services.db;
+    const [revokedKey] = await db.select({ revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.keyId, keyId));
+    const revokedAt = revokedKey!.revokedAt!.getTime();
 
     for (const { ended } of streams) expect((await ended) - revokedAt).toBeLessThan(1_000);
     for (const { closed } of sockets) {
@@ -104,9 +119,8 @@ describe('revoking an API key', () => {
     await expect.poll(async () => (await onFirst('GET', `/v1/tasks/${task}/events`)).status, { timeout: 1_000, interval: 100 }).toBe(401);
     const otherCall = apiClient(first.url, otherKey);
     expect((await otherCall('GET', `/v1/sessions/${session.id}`)).body.revoked_at).not.toBeNull();
-    const db = first.service.services.db;
     const revokedEvents = await db.select().from(events).where(eq(events.type, 'operator.session.revoked.v1'));
-    expect(revokedEvents.map((event) => (event.envelope as any).data.object.id)).toEqual([session.id]);
+    expect(revokedEvents.map((event) => (event.envelope as any).data.object.id).sort()).toEqual([session.id, secondSession.id].sort());
     const [audit] = await db.select().from(auditEvents).where(and(eq(auditEvents.action, 'operator.session.revoked'), eq(auditEvents.resourceId, session.id)));
     expect(audit).toMatchObject({ actor: 'system', details: { why: 'api_key_revoked', key_id: keyId } });
 
@@ -115,6 +129,7 @@ describe('revoking an API key', () => {
     expect(stillOpen).toBe('open');
     otherSocket.socket.close();
     expect((await otherCall('DELETE', `/v1/devices/${device}`)).status).toBe(202);
+    expect((await otherCall('DELETE', `/v1/devices/${secondDevice}`)).status).toBe(202);
     await otherStream.ended;
   });
 });
