@@ -65,4 +65,12 @@ describe('the logger and database errors', () => {
     expect(bare.err).not.toHaveProperty('query');
     expect(lines()).not.toContain(PARAMETER);
   });
+
+  it('cleans every error an AggregateError holds', () => {
+    const { log, lines } = capture();
+    log.error({ err: new AggregateError([failedQuery('23505', 'duplicate key value violates unique constraint "devices_pkey"'), new Error('unrelated')], 'several failed') }, 'batch');
+    const logged = JSON.parse(lines());
+    expect(logged.err.aggregateErrors.map((inner: { message: string }) => inner.message)).toEqual(['Failed query: duplicate key value violates unique constraint "devices_pkey"', 'unrelated']);
+    expect(lines()).not.toContain(PARAMETER);
+  });
 });

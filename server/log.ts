@@ -64,11 +64,12 @@ function withoutDatabaseText(error: Error): Error {
 /** `error` and every error it wraps (causes, aggregated errors), each once. */
 function chainOf(error: Error): Set<Error> {
   const chain = new Set<Error>();
-  const pending: unknown[] = [error];
+  const pending: Error[] = [error];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (!(next instanceof Error) || chain.has(next)) continue;
+    if (chain.has(next)) continue;
     chain.add(next);
-    pending.push(next.cause, ...((next as Partial<AggregateError>).errors ?? []));
+    const wrapped: unknown[] = [next.cause, ...((next as Partial<AggregateError>).errors ?? [])];
+    pending.push(...wrapped.filter((inner): inner is Error => inner instanceof Error));
   }
   return chain;
 }
