@@ -44,9 +44,10 @@ const uuid = z.uuid();
 
 /**
  * The operator console's API (served at /console/api by tRPC's node adapter): sign-in,
- * organizations (with their escalation signing secret, shown on creation and rotation),
- * Spaces and keys as the admin CLI manages them, and answering escalations. Every change goes through the same domain functions as the CLI and the
- * public API, so it is audited the same way.
+ * organizations (their escalation signing secret shown on creation and on rotation),
+ * Spaces and keys as the admin CLI manages them, and answering escalations. Every change
+ * goes through the same domain functions as the CLI and the public API, so it is audited
+ * the same way.
  */
 export const consoleAppRouter = consoleRouter({
   signIn: consoleProcedure.input(z.object({ console_key: z.string().max(200) })).mutation(async ({ ctx, input }) => {
