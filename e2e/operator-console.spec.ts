@@ -2,7 +2,8 @@ import { expect, test } from '@playwright/test';
 import { admin } from './admin-cli';
 
 // An operator of the preview, in a real browser: signs in to the console with the key the
-// CLI printed, creates an organization, a Space and an API key, answers the escalation a
+// CLI printed, creates an organization with an escalation URL (its signing secret shown
+// once, then rotated), another with a Space and an API key, answers the escalation a
 // customer's task raised, and revokes the key.
 
 const base = () => process.env.E2E_BASE_URL!;
@@ -25,6 +26,20 @@ test('an operator mints a key and answers an escalation in the console', async (
   await expect(page.getByText('Signed in as Grace')).toBeVisible();
 
   const newOrganization = page.getByRole('form', { name: 'New organization' });
+  // An escalation URL comes with a signing secret, shown once, and rotatable.
+  await newOrganization.getByLabel('Organization name').fill('Signed E2E');
+  await newOrganization.getByLabel('Escalation URL').fill('https://escalations.example.test/hook');
+  await newOrganization.getByRole('button', { name: 'Create organization' }).click();
+  const firstSecret = (await newOrganization.getByTestId('escalation-signing-secret').textContent())!;
+  expect(firstSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+  await newOrganization.getByRole('button', { name: 'Done' }).click();
+  await expect(newOrganization.getByTestId('escalation-signing-secret')).toHaveCount(0);
+  const signed = page.getByRole('article', { name: 'Organization Signed E2E' });
+  await signed.getByRole('button', { name: 'Rotate escalation signing secret' }).click();
+  const rotatedSecret = (await signed.getByTestId('escalation-signing-secret').textContent())!;
+  expect(rotatedSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+  expect(rotatedSecret).not.toBe(firstSecret);
+
   await newOrganization.getByLabel('Organization name').fill('Console E2E');
   await newOrganization.getByRole('button', { name: 'Create organization' }).click();
   const organization = page.getByRole('article', { name: 'Organization Console E2E' });

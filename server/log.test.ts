@@ -1,6 +1,9 @@
+import { TRPCError } from '@trpc/server';
+import { DrizzleQueryError } from 'drizzle-orm';
+import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { formatApiKey, generateKeyId, generateSecret } from './domain/keys/api-key-format';
-import { maskSecrets } from './log';
+import { createLogger, maskSecrets } from './log';
 
 describe('maskSecrets', () => {
   it('keeps the key id of an API key and hides its secret', () => {
@@ -22,5 +25,52 @@ describe('maskSecrets', () => {
     for (const token of [`sestok_${secret}`, `esctok_${secret}`, `constok_${secret}`, `svc.token.sestok_${secret}`]) {
       expect(maskSecrets(`header ${token} end`)).not.toContain(secret);
     }
+  });
+});
+
+describe('the logger and database errors', () => {
+  const PARAMETER = 'ada.lovelace@example.com';
+
+  function capture(): { log: ReturnType<typeof createLogger>; lines: () => string } {
+    const chunks: string[] = [];
+    const log = createLogger('info', { write: (chunk: string) => chunks.push(chunk) });
+    return { log, lines: () => chunks.join('') };
+  }
+
+  /** What postgres.js rejects a query with (its query fields enumerable, as in its debug mode) and drizzle wraps it in. */
+  function failedQuery(code: string, message: string): DrizzleQueryError {
+    const cause = new postgres.PostgresError({ message, code, severity: 'ERROR', routine: 'string_to_uuid', table_name: 'devices', detail: `Failing row contains (${PARAMETER}).` } as never);
+    Object.assign(cause, { query: 'insert into devices (name) values ($1)', parameters: [PARAMETER], args: [PARAMETER], types: [25] });
+    return new DrizzleQueryError('insert into devices (name) values ($1)', [PARAMETER], cause);
+  }
+
+  it('logs a failed query with its class, SQLSTATE and cause but without its statement, parameters or row values', () => {
+    const { log, lines } = capture();
+    log.error({ err: failedQuery('23514', 'new row for relation "devices" violates check constraint "name_length"') }, 'query failed');
+    const logged = JSON.parse(lines());
+    expect(logged.err).toMatchObject({ type: 'DrizzleQueryError', message: 'Failed query: new row for relation "devices" violates check constraint "name_length"' });
+    expect(logged.err.stack).toContain('Failed query');
+    expect(lines()).not.toContain(PARAMETER);
+    expect(lines()).not.toContain('values ($1)');
+  });
+
+  it('leaves out the value a data exception quotes, and the parameters of an error wrapped by tRPC or logged bare', () => {
+    const { log, lines } = capture();
+    const dataException = failedQuery('22P02', `invalid input syntax for type uuid: "${PARAMETER}"`);
+    log.error({ err: new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: dataException }) }, 'wrapped');
+    log.error(dataException.cause as Error);
+    const [wrapped, bare] = lines().trim().split('\n').map((line) => JSON.parse(line));
+    expect(wrapped.err.message).toContain('data exception 22P02 in string_to_uuid');
+    expect(bare.err).toMatchObject({ type: 'PostgresError', code: '22P02', table_name: 'devices' });
+    expect(bare.err).not.toHaveProperty('query');
+    expect(lines()).not.toContain(PARAMETER);
+  });
+
+  it('cleans every error an AggregateError holds', () => {
+    const { log, lines } = capture();
+    log.error({ err: new AggregateError([failedQuery('23505', 'duplicate key value violates unique constraint "devices_pkey"'), new Error('unrelated')], 'several failed') }, 'batch');
+    const logged = JSON.parse(lines());
+    expect(logged.err.aggregateErrors.map((inner: { message: string }) => inner.message)).toEqual(['Failed query: duplicate key value violates unique constraint "devices_pkey"', 'unrelated']);
+    expect(lines()).not.toContain(PARAMETER);
   });
 });

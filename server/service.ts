@@ -12,6 +12,7 @@ import { loadHostId } from './domain/devices/host-id';
 import { registerHost } from './domain/hosts/host-registry';
 import { Authenticator } from './domain/keys/authenticate';
 import { keyRecordLoader, lastUsedRecorder } from './domain/keys/key-record';
+import { KeyRevocations } from './domain/keys/key-revocations';
 import { CursorCodec } from './domain/pagination/cursor';
 import { LimiterStore } from './domain/rate-limit/limiter-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
@@ -88,6 +89,7 @@ export async function startService(config: Config): Promise<RunningService> {
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
     taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
+    keyRevocations: await KeyRevocations.start(database.sql, database.db, (error) => log.error({ err: error }, 'key revocation check failed')),
   };
 
   // A browser that dies on its own puts its device in `error` (within the time its
@@ -185,6 +187,7 @@ export async function startService(config: Config): Promise<RunningService> {
         await Promise.all(lostDeviceWrites);
         await limiterStore.close();
         await services.taskChannel.close();
+        await services.keyRevocations.close();
         await nextConsole?.close();
         await database.close();
       })();

@@ -3,6 +3,7 @@ import type { Db } from '../db/client';
 import type { BrowserPool } from './browser';
 import type { Config } from './config';
 import type { Authenticator } from './domain/keys/authenticate';
+import type { KeyRevocations } from './domain/keys/key-revocations';
 import type { CursorCodec } from './domain/pagination/cursor';
 import type { RateLimiter } from './domain/rate-limit/rate-limiter';
 import type { TaskChannel } from './domain/tasks/task-channel';
@@ -35,4 +36,6 @@ export interface Services {
   cursors: CursorCodec;
   /** This process's one LISTEN on task changes, fanned out to event streams and the task worker. */
   taskChannel: TaskChannel;
+  /** This process's one LISTEN on key revocations: event streams of a revoked key end. */
+  keyRevocations: KeyRevocations;
 }

@@ -2,6 +2,7 @@
 
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { consoleApi, messageOf, type ApiKeyRow, type Organization } from './console-client';
+import { ShownOnce } from './shown-once';
 
 /** An organization's API keys: mint one (shown once), revoke one. */
 export function KeysPanel({ organization }: { organization: Organization }) {
@@ -50,14 +51,7 @@ export function KeysPanel({ organization }: { organization: Organization }) {
   return (
     <div>
       <h4>API keys</h4>
-      {minted !== null && (
-        <p role="status" style={{ background: '#ffd', padding: '0.5rem' }}>
-          New key, shown only now: <code data-testid="minted-key">{minted}</code>{' '}
-          <button type="button" onClick={() => setMinted(null)}>
-            Done
-          </button>
-        </p>
-      )}
+      {minted !== null && <ShownOnce label="New key" value={minted} testId="minted-key" onDone={() => setMinted(null)} />}
       <ul>
         {keys.map((key) => (
           <li key={key.key_id}>

@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { consoleApi, messageOf, type Organization } from './console-client';
 import { KeysPanel } from './keys-panel';
+import { ShownOnce } from './shown-once';
 
 /** Every organization of the preview, a form to add one, and per organization its Spaces and keys. */
 export function OrganizationsPanel() {
@@ -31,19 +32,21 @@ function NewOrganizationForm({ onCreated }: { onCreated: () => void }) {
   const [escalationUrl, setEscalationUrl] = useState('');
   const [maxDevices, setMaxDevices] = useState('');
   const [entitled, setEntitled] = useState(true);
+  const [signingSecret, setSigningSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(null);
     try {
-      await consoleApi.createOrganization.mutate({
+      const created = await consoleApi.createOrganization.mutate({
         name,
         entitled,
         max_devices: maxDevices === '' ? null : Number(maxDevices),
         max_device_seconds: null,
         escalation_url: escalationUrl === '' ? null : escalationUrl,
       });
+      setSigningSecret(created.escalation_signing_secret ?? null);
       setName('');
       setEscalationUrl('');
       setMaxDevices('');
@@ -68,6 +71,9 @@ function NewOrganizationForm({ onCreated }: { onCreated: () => void }) {
         <input type="checkbox" checked={entitled} onChange={(event) => setEntitled(event.target.checked)} /> Entitled
       </label>{' '}
       <button type="submit">Create organization</button>
+      {signingSecret !== null && (
+        <ShownOnce label="Escalation signing secret" value={signingSecret} testId="escalation-signing-secret" onDone={() => setSigningSecret(null)} />
+      )}
       {error !== null && <p role="alert">{error}</p>}
     </form>
   );
@@ -75,7 +81,17 @@ function NewOrganizationForm({ onCreated }: { onCreated: () => void }) {
 
 function OrganizationCard({ organization, onChanged }: { organization: Organization; onChanged: () => void }) {
   const [spaceName, setSpaceName] = useState('');
+  const [signingSecret, setSigningSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+
+  async function rotateSigningSecret() {
+    setError(null);
+    try {
+      setSigningSecret((await consoleApi.rotateEscalationSecret.mutate({ org_id: organization.id })).escalation_signing_secret);
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  }
 
   async function addSpace(event: FormEvent) {
     event.preventDefault();
@@ -95,7 +111,18 @@ function OrganizationCard({ organization, onChanged }: { organization: Organizat
       <p>
         <code>{organization.id}</code> · {organization.entitled ? 'entitled' : 'not entitled'} · max devices {organization.max_devices ?? 'unlimited'} · escalations to{' '}
         {organization.escalation_url ?? 'nowhere (console only)'}
+        {organization.escalation_url !== null && (
+          <>
+            {' '}
+            <button type="button" onClick={() => void rotateSigningSecret()}>
+              Rotate escalation signing secret
+            </button>
+          </>
+        )}
       </p>
+      {signingSecret !== null && (
+        <ShownOnce label="New escalation signing secret" value={signingSecret} testId="escalation-signing-secret" onDone={() => setSigningSecret(null)} />
+      )}
       <p>
         Spaces:{' '}
         {organization.spaces.length === 0

@@ -34,5 +34,9 @@ export const sessions = pgTable(
     index('sessions_hold_expiry_idx')
       .on(table.holdExpiresAt)
       .where(sql`${table.holdTaskId} is not null`),
+    // Revoking a key revokes the sessions it minted that are still live.
+    index('sessions_key_unrevoked_idx')
+      .on(table.keyId)
+      .where(sql`${table.revokedAt} is null`),
   ],
 );

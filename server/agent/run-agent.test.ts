@@ -308,3 +308,39 @@ describe('runAgent with a planner that targets element refs', () => {
     expect(planner.inputs.every((plannerInput) => plannerInput.observation.screenshot !== undefined)).toBe(true);
   });
 });
+
+describe('runAgent and text PostgreSQL cannot store', () => {
+  const NUL_PAGE = 'http://127.0.0.1:4000/nul';
+  const broken = (text: string) => `${text}\u0000\uD800`;
+  const cleaned = (text: string) => `${text}\uFFFD\uFFFD`;
+
+  function brokenSite(): FakePageDriver {
+    return new FakePageDriver({ [NUL_PAGE]: { title: broken('Title'), texts: { '#t': broken('Text') } } });
+  }
+
+  it('records steps and returns a result with NUL and unpaired surrogates of the page replaced by U+FFFD', async () => {
+    const { steps, input } = harness({ prompt: `go to ${NUL_PAGE} then return the text of "#t"`, driver: brokenSite() });
+    input.task.allowedDomains = null;
+    expect(await runAgent(input)).toEqual({ status: 'succeeded', result: cleaned('Text') });
+    expect(steps.map((step) => [step.action, step.title, step.note])).toEqual([
+      [`navigate ${NUL_PAGE}`, cleaned('Title'), `go to ${NUL_PAGE}`],
+      ['extract text of "#t"', cleaned('Title'), 'return the text of "#t"'],
+      ['answer', cleaned('Title'), cleaned('Text')],
+    ]);
+  });
+
+  it('cleans what a model says too: its notes, its answer (keys included) and its question', async () => {
+    const driver = brokenSite();
+    driver.url = NUL_PAGE;
+    const answer = harness({ planner: scriptedPlanner([{ kind: 'finish', answer: { [broken('k')]: [broken('v')] } }]), driver });
+    expect(await runAgent(answer.input)).toEqual({ status: 'succeeded', result: { [cleaned('k')]: [cleaned('v')] } });
+
+    const question = harness({ planner: scriptedPlanner([{ kind: 'ask_human', question: broken('Why'), help: 'question' }]), driver });
+    expect(await runAgent(question.input)).toEqual({ status: 'needs_human', question: cleaned('Why'), kind: 'question' });
+    expect(question.steps.map((step) => [step.action, step.note])).toEqual([
+      // The action quotes the question as JSON, whose escapes are plain storable text.
+      ['ask_human "Why\\u0000\\ud800"', null],
+      ['ask_human', cleaned('Why')],
+    ]);
+  });
+});

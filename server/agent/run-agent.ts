@@ -1,4 +1,5 @@
 import { ActionError, type PageDriver, type PageObservation } from '../browser/types';
+import { toStorableJson, toStorableText } from '../storable-text';
 import type { AgentAction, HelpKind } from './agent-action';
 import { ACTION_ERROR_FAILURES, FAILURE_DETAILS, type FailureCode } from './failures';
 import { Interrupted, Interruption } from './interruption';
@@ -181,21 +182,31 @@ class AgentRun {
     return page;
   }
 
+  /**
+   * Every step leaves the agent through here, and holds text from the page (title, url,
+   * extracted text) or from a model: what PostgreSQL cannot store (NUL, unpaired
+   * surrogates) is replaced with U+FFFD first.
+   */
   async #record(step: NewStep): Promise<void> {
-    await this.#input.recordStep(step);
-    this.#history.push(step);
+    const storable = toStorableJson(step);
+    await this.#input.recordStep(storable);
+    this.#history.push(storable);
   }
 
   async #message(action: string, note: string): Promise<void> {
     await this.#record({ type: 'message', action, url: this.#page?.url ?? null, title: this.#page?.title ?? null, note });
   }
 
-  async #succeed(result: JsonValue): Promise<AgentOutcome> {
+  // The result and the question are stored too (task result, escalation, audit, events),
+  // so they are cleaned like steps.
+  async #succeed(answer: JsonValue): Promise<AgentOutcome> {
+    const result = toStorableJson(answer);
     await this.#message('answer', describeAnswer(result));
     return { status: 'succeeded', result };
   }
 
-  async #askHuman(question: string, help: HelpKind): Promise<AgentOutcome> {
+  async #askHuman(asked: string, help: HelpKind): Promise<AgentOutcome> {
+    const question = toStorableText(asked);
     await this.#message('ask_human', clampNote(question));
     return { status: 'needs_human', question, kind: help };
   }

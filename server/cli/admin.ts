@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/open';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { createOperator } from '../domain/console/operator-accounts';
-import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey } from '../domain/orgs/operator-admin';
+import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
 // exit 0; or an error on stderr, exit 1.
@@ -11,6 +11,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [options]
   space:create --org ORG --name N
   key:create --org ORG --scopes a,b [--spaces uuid,uuid] [--env live|test]
   key:revoke --key-id ID
+  org:rotate-escalation-secret --org ORG   (a new secret for signing escalation deliveries)
   operator:create --name N        (a console sign-in key for an operator of the preview)`;
 
 const OPTIONS = {
@@ -54,17 +55,17 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config.db);
   try {
-    const result = await run(command, values, database.db, config.webhooks.allowPrivateDestinations);
+    const result = await run(command, values, database.db, config);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await database.close();
   }
 }
 
-async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0], allowPrivateDestinations: boolean): Promise<unknown> {
+async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0], config: Config): Promise<unknown> {
   switch (command) {
     case 'org:create':
-      if (values['escalation-url'] !== undefined) await checkEscalationUrl(values['escalation-url'], allowPrivateDestinations);
+      if (values['escalation-url'] !== undefined) await checkEscalationUrl(values['escalation-url'], config.webhooks.allowPrivateDestinations);
       return createOrganization(db, {
         name: required(values, 'name'),
         entitled: values['not-entitled'] !== true,
@@ -81,7 +82,9 @@ async function run(command: string | undefined, values: Values, db: Parameters<t
       return createApiKey(db, { orgId: required(values, 'org'), scopes, spaceIds: list(values.spaces), env });
     }
     case 'key:revoke':
-      return revokeApiKey(db, required(values, 'key-id'));
+      return revokeApiKey(db, required(values, 'key-id'), { publicUrl: config.http.publicUrl });
+    case 'org:rotate-escalation-secret':
+      return rotateEscalationSigningSecret(db, required(values, 'org'));
     case 'operator:create':
       return createOperator(db, required(values, 'name'));
     default:

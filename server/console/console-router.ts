@@ -8,7 +8,16 @@ import { listApiKeys, listOrganizations, pendingEscalations } from '../domain/co
 import { resolveEscalation } from '../domain/escalations/resolve-escalation';
 import { parsePublicId } from '../domain/ids';
 import { isScope, scopes } from '../domain/keys/scopes';
-import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey, type AdminOrigin } from '../domain/orgs/operator-admin';
+import {
+  AdminError,
+  checkEscalationUrl,
+  createApiKey,
+  createOrganization,
+  createSpace,
+  revokeApiKey,
+  rotateEscalationSigningSecret,
+  type AdminOrigin,
+} from '../domain/orgs/operator-admin';
 import { CONSOLE_COOKIE, consoleProcedure, consoleRouter, operatorProcedure, type ConsoleContext } from './console-trpc';
 
 /** What the CLI's AdminError says is for operators; it becomes the console's message. */
@@ -35,9 +44,10 @@ const uuid = z.uuid();
 
 /**
  * The operator console's API (served at /console/api by tRPC's node adapter): sign-in,
- * organizations, Spaces and keys as the admin CLI manages them, and answering
- * escalations. Every change goes through the same domain functions as the CLI and the
- * public API, so it is audited the same way.
+ * organizations (their escalation signing secret shown on creation and on rotation),
+ * Spaces and keys as the admin CLI manages them, and answering escalations. Every change
+ * goes through the same domain functions as the CLI and the public API, so it is audited
+ * the same way.
  */
 export const consoleAppRouter = consoleRouter({
   signIn: consoleProcedure.input(z.object({ console_key: z.string().max(200) })).mutation(async ({ ctx, input }) => {
@@ -86,6 +96,10 @@ export const consoleAppRouter = consoleRouter({
       }),
     ),
 
+  rotateEscalationSecret: operatorProcedure
+    .input(z.object({ org_id: uuid }))
+    .mutation(({ ctx, input }) => asOperatorError(() => rotateEscalationSigningSecret(ctx.services.db, input.org_id, byOperator(ctx.operator)))),
+
   createSpace: operatorProcedure
     .input(z.object({ org_id: uuid, name }))
     .mutation(({ ctx, input }) => asOperatorError(() => createSpace(ctx.services.db, input.org_id, input.name, byOperator(ctx.operator)))),
@@ -109,7 +123,7 @@ export const consoleAppRouter = consoleRouter({
 
   revokeKey: operatorProcedure
     .input(z.object({ key_id: z.string().max(50) }))
-    .mutation(({ ctx, input }) => asOperatorError(() => revokeApiKey(ctx.services.db, input.key_id, byOperator(ctx.operator)))),
+    .mutation(({ ctx, input }) => asOperatorError(() => revokeApiKey(ctx.services.db, input.key_id, { publicUrl: ctx.services.config.http.publicUrl, origin: byOperator(ctx.operator) }))),
 
   pendingEscalations: operatorProcedure.query(({ ctx }) => pendingEscalations(ctx.services.db)),
 

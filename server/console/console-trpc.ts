@@ -3,6 +3,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { consoleOperator } from '../domain/console/console-sessions';
 import type { Operator } from '../domain/console/operator-accounts';
 import type { Services } from '../services';
+import { unstorableInput } from '../storable-text';
 
 /** Cookie holding the console sign-in token (HttpOnly, SameSite=Strict). */
 export const CONSOLE_COOKIE = 'svc_console';
@@ -29,20 +30,32 @@ export function readConsoleCookie(req: IncomingMessage): string | null {
   return null;
 }
 
+/** Input holding text PostgreSQL cannot store; `param` names the field, as on /v1. */
+class UnstorableInputError extends Error {
+  constructor(readonly param: string) {
+    super(`unstorable text in ${param}`);
+  }
+}
+
 const t = initTRPC.context<ConsoleContext>().create({
   // Messages are the console's own sentences; nothing else (stack, cause) leaves.
   errorFormatter: ({ shape, error }) => ({
     message: error.code === 'INTERNAL_SERVER_ERROR' ? 'An internal error occurred.' : shape.message,
     code: shape.code,
-    data: { code: shape.data.code },
+    data: { code: shape.data.code, ...(error.cause instanceof UnstorableInputError ? { param: error.cause.param } : {}) },
   }),
 });
 
 export const consoleRouter = t.router;
 
-/** Any console call: the CSRF header first. */
-export const consoleProcedure = t.procedure.use(({ ctx, next }) => {
+/**
+ * Any console call: the CSRF header first, then the input's text, refused (400) where
+ * PostgreSQL could not store it, before any procedure parses it.
+ */
+export const consoleProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
   if (ctx.req.headers[CONSOLE_HEADER] !== '1') throw new TRPCError({ code: 'FORBIDDEN', message: 'Console calls must come from the console.' });
+  const unstorable = unstorableInput(await getRawInput());
+  if (unstorable !== null) throw new TRPCError({ code: 'BAD_REQUEST', message: unstorable.message, cause: new UnstorableInputError(unstorable.param) });
   return next();
 });
 

@@ -5,6 +5,7 @@ import { createProcedureCache, getPathRegExp, normalizePath, type OpenApiMethod 
 import { appRouter } from '../api/router';
 import { ApiError } from '../errors';
 import type { Services } from '../services';
+import { unstorableInput } from '../storable-text';
 import type { Context } from '../trpc/context';
 import type { Meta } from '../trpc/init';
 import type { RawRoute } from './raw-route';
@@ -48,17 +49,23 @@ export function createV1Handler(services: Services, rawRoutes: readonly RawRoute
     const meta = procedure.procedure._def.meta as Meta;
 
     let bodyError: ApiError | null = null;
-    let input: Record<string, unknown>;
+    let sent: Record<string, unknown>;
     if (METHODS_WITH_BODY.has(method)) {
       const body = await readJsonBody(req);
       if (!body.ok && body.error.apiCode === 'payload_too_large') res.setHeader('Connection', 'close');
       // A body error waits until the procedure's guard has authenticated and authorized
       // the caller, so 401/429/403 answer first, in the order CONTRACT.md gives.
       bodyError = body.ok ? null : body.error;
-      input = { ...(body.ok ? body.body : {}), ...pathInput };
+      sent = body.ok ? body.body : {};
     } else {
-      input = { ...queryParameters(url.searchParams), ...pathInput };
+      sent = queryParameters(url.searchParams);
     }
+    // Text PostgreSQL cannot store, anywhere in the body or query string, is refused the
+    // same way, before any procedure sees it. Path ids are not checked: a malformed id is
+    // the route's 404, as CONTRACT.md wants.
+    const unstorable = unstorableInput(sent);
+    bodyError ??= unstorable === null ? null : new ApiError('invalid_request', unstorable);
+    const input = { ...sent, ...pathInput };
 
     const ctx: Context = { requestId, req, res, services, bodyError };
     try {

@@ -7,6 +7,7 @@ import {
 } from '../domain/escalations/escalation-delivery';
 import { expireOverdueEscalations } from '../domain/escalations/expire-escalations';
 import { deliverWebhook } from '../domain/webhooks/deliver';
+import { signPayload } from '../domain/webhooks/signature';
 import type { Services } from '../services';
 import { periodicWorker, type Worker } from './worker';
 
@@ -20,9 +21,10 @@ const USER_AGENT = 'browser-device-operator-escalations/0.1.0';
 
 /**
  * Expires escalations nobody answered in time (failing their tasks) and POSTs new ones
- * to their organization's escalation URL under the webhook delivery rules: destination
- * checked after DNS resolution, 10 s timeout, no redirects, retries on the webhook
- * schedule until the escalation is answered or expires.
+ * to their organization's escalation URL under the webhook delivery rules: signed with
+ * the organization's escalation signing secret, destination checked after DNS
+ * resolution, 10 s timeout, no redirects, retries on the webhook schedule until the
+ * escalation is answered or expires.
  */
 export function escalationWorker(services: Services): Worker {
   const { db, log, instanceId: owner, config } = services;
@@ -32,7 +34,12 @@ export function escalationWorker(services: Services): Worker {
     const result = await deliverWebhook({
       url: delivery.url,
       body: delivery.body,
-      headers: { 'x-service-delivery': randomUUID(), 'user-agent': USER_AGENT },
+      // Signed as webhooks are, at send time: a retry carries a fresh `t`.
+      headers: {
+        'x-service-signature': signPayload(delivery.signingSecret, delivery.body, Math.floor(Date.now() / 1000)),
+        'x-service-delivery': randomUUID(),
+        'user-agent': USER_AGENT,
+      },
       timeoutMs,
       allowPrivate: allowPrivateDestinations,
     });

@@ -8,9 +8,10 @@ export interface Context {
   res: ServerResponse;
   services: Services;
   /**
-   * A body that could not be read (not JSON, too large, malformed). The v1 handler reads
-   * bodies itself but defers this error so authentication, rate limiting and scope
-   * checks still answer first, in the order CONTRACT.md gives.
+   * A body that could not be read (not JSON, too large, malformed), or a body or query
+   * string holding text PostgreSQL cannot store. The v1 handler reads input itself but
+   * defers this error so authentication, rate limiting and scope checks still answer
+   * first, in the order CONTRACT.md gives.
    */
   bodyError: ApiError | null;
 }

@@ -40,11 +40,14 @@ function json(output: { code: number; stdout: string }) {
 
 describe('npm run admin', () => {
   it('creates organizations, Spaces and keys, revokes keys, and prints one JSON object each', async () => {
-    const { org_id: orgId } = json(await admin('org:create', '--name', 'Acme', '--not-entitled', '--max-devices', '3', '--max-device-seconds', '600', '--escalation-url', 'https://example.test/hook'));
+    const acme = json(await admin('org:create', '--name', 'Acme', '--not-entitled', '--max-devices', '3', '--max-device-seconds', '600', '--escalation-url', 'https://example.test/hook'));
+    // With an escalation URL, the secret its deliveries are signed with is shown this once.
+    expect(acme).toEqual({ org_id: expect.stringMatching(/^[0-9a-f-]{36}$/), escalation_signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) });
+    const orgId: string = acme.org_id;
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
-    const [org] = await sql`select entitled, max_devices, max_device_seconds, escalation_url from organizations where id = ${orgId}`;
+    const [org] = await sql`select entitled, max_devices, max_device_seconds, escalation_url, escalation_signing_secret from organizations where id = ${orgId}`;
     await sql.end();
-    expect(org).toEqual({ entitled: false, max_devices: 3, max_device_seconds: 600, escalation_url: 'https://example.test/hook' });
+    expect(org).toEqual({ entitled: false, max_devices: 3, max_device_seconds: 600, escalation_url: 'https://example.test/hook', escalation_signing_secret: acme.escalation_signing_secret });
     const { space_id: spaceId } = json(await admin('space:create', '--org', orgId, '--name', 'default'));
     expect(spaceId).toMatch(/^[0-9a-f-]{36}$/);
 
@@ -71,8 +74,26 @@ describe('npm run admin', () => {
     expect(JSON.parse(again.stderr.trim()).error).toContain(created.key_id);
   });
 
+  it('rotates an organization’s escalation signing secret, printing the new one once and auditing who did', async () => {
+    const { org_id: orgId, escalation_signing_secret: first } = json(await admin('org:create', '--name', 'Signed', '--escalation-url', 'https://example.test/escalate'));
+    const rotated = json(await admin('org:rotate-escalation-secret', '--org', orgId));
+    expect(rotated).toEqual({ org_id: orgId, escalation_signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) });
+    expect(rotated.escalation_signing_secret).not.toBe(first);
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    const [org] = await sql`select escalation_signing_secret from organizations where id = ${orgId}`;
+    const audit = await sql`select action, details::text from audit_events where resource_id = ${orgId} order by created_at`;
+    await sql.end();
+    expect(org!.escalation_signing_secret).toBe(rotated.escalation_signing_secret);
+    expect(audit.map((row) => row.action)).toEqual(['operator.organization.created', 'operator.organization.escalation_secret_rotated']);
+    expect(JSON.parse(audit[1]!.details)).toEqual({ via: 'cli' });
+    for (const row of audit) expect(row.details).not.toContain('whsec_');
+  });
+
   it('exits 1 with a message for unknown commands, scopes, organizations and foreign Spaces', async () => {
-    const { org_id: orgId } = json(await admin('org:create', '--name', 'Other'));
+    const created = json(await admin('org:create', '--name', 'Other'));
+    // No escalation URL, no secret: the output is exactly CONTRACT.md's.
+    expect(created).toEqual({ org_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const orgId: string = created.org_id;
     const { org_id: otherOrg } = json(await admin('org:create', '--name', 'Third'));
     const { space_id: foreignSpace } = json(await admin('space:create', '--org', otherOrg, '--name', 's'));
     for (const args of [
@@ -85,6 +106,8 @@ describe('npm run admin', () => {
       ['org:create', '--name', 'X', '--escalation-url', 'http://169.254.169.254/latest'],
       ['org:create', '--name', 'X', '--escalation-url', 'https://user:pw@example.test/hook'],
       ['space:create', '--org', orgId],
+      ['org:rotate-escalation-secret', '--org', orgId],
+      ['org:rotate-escalation-secret', '--org', '00000000-0000-4000-8000-000000000000'],
     ]) {
       const result = await admin(...args);
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: '' });

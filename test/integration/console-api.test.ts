@@ -1,7 +1,7 @@
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleSessions } from '../../db/schema';
+import { auditEvents, consoleSessions } from '../../db/schema';
 import type { ConsoleAppRouter } from '../../server/console/console-router';
 import { createOperator } from '../../server/domain/console/operator-accounts';
 import { apiClient } from '../support/http';
@@ -120,6 +120,29 @@ describe('console administration', () => {
     while (status === 200 && Date.now() < deadline) status = (await apiClient(test.url, created.key)('GET', '/v1/whoami')).status;
     expect(status).toBe(401);
     expect(await failure(client.revokeKey.mutate({ key_id: created.key_id }))).toEqual({ code: 'BAD_REQUEST', message: `No active key with id ${created.key_id}` });
+  });
+
+  it('shows an organization’s escalation signing secret once on creation and on each rotation, audited with the operator', async () => {
+    const { client } = consoleClient();
+    await client.signIn.mutate({ console_key: consoleKey });
+    const created = await client.createOrganization.mutate({ name: 'Signed Org', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: 'https://escalations.example/hook' });
+    expect(created).toEqual({ org_id: expect.any(String), escalation_signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) });
+    const rotated = await client.rotateEscalationSecret.mutate({ org_id: created.org_id });
+    expect(rotated).toEqual({ org_id: created.org_id, escalation_signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) });
+    expect(rotated.escalation_signing_secret).not.toBe(created.escalation_signing_secret);
+
+    // Never listed again, and nothing to rotate without an escalation URL.
+    const listed = await client.organizations.query();
+    expect(JSON.stringify(listed)).not.toContain('whsec_');
+    const unsigned = await client.createOrganization.mutate({ name: 'Unsigned Org', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null });
+    expect(unsigned).toEqual({ org_id: expect.any(String) });
+    expect(await failure(client.rotateEscalationSecret.mutate({ org_id: unsigned.org_id }))).toEqual({
+      code: 'BAD_REQUEST',
+      message: `Organization ${unsigned.org_id} has no escalation URL to sign deliveries for`,
+    });
+
+    const [audit] = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.action, 'operator.organization.escalation_secret_rotated'));
+    expect(audit).toMatchObject({ resourceId: created.org_id, details: { via: 'console', operator: 'Ada' } });
   });
 
   it('lists pending escalations of every organization and answers one, resuming its task', async () => {

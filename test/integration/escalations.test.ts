@@ -1,14 +1,16 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { escalations, events } from '../../db/schema';
+import { rotateEscalationSigningSecret } from '../../server/domain/orgs/operator-admin';
 import { hashSecret } from '../../server/domain/secret-hash';
+import { verifyWebhook, WebhookVerificationError } from '../../server/domain/webhooks/verify-webhook';
 import { parsePublicId } from '../../server/domain/ids';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 // Escalations end to end: a task that asks a human parks, its escalation is POSTed to the
 // organization's escalation URL with a resolve bearer, and the callback resumes or fails
@@ -53,15 +55,15 @@ afterAll(async () => {
   await pages?.close();
 });
 
-/** Submits a task that asks a human, waits for it to park, and returns the delivery its escalation made. */
-async function parkWithQuestion(question: string, then = 'return the title'): Promise<{ task: string; device: string; delivery: EscalationDelivery }> {
+/** Submits a task that asks a human, waits for it to park, and returns the delivery its escalation made (parsed, and as received). */
+async function parkWithQuestion(question: string, then = 'return the title'): Promise<{ task: string; device: string; delivery: EscalationDelivery; received: ReceivedDelivery }> {
   const device = await devices.create(tenant.spaceId);
   const before = receiver.received.length;
   const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/plain')} then ask a human "${question}" then ${then}` });
   expect(submitted.status).toBe(202);
   await waitForTaskEnd(api, submitted.body.id, 20_000, ['needs_human']);
   const [received] = (await receiver.waitFor(before + 1)).slice(before);
-  return { task: submitted.body.id, device, delivery: JSON.parse(received!.rawBody.toString('utf8')) };
+  return { task: submitted.body.id, device, delivery: JSON.parse(received!.rawBody.toString('utf8')), received: received! };
 }
 
 /** The escalation's row once its delivery is recorded (the receiver answers before the worker records it). */
@@ -118,6 +120,38 @@ describe('escalations', () => {
     expect((await api('GET', `/v1/escalations/${delivery.escalation.id}`)).body).toEqual(delivery.escalation);
     const created = await db.select().from(events).where(eq(events.type, 'operator.escalation.created.v1'));
     expect(created.map((event) => (event.envelope as any).data.object.id)).toContain(delivery.escalation.id);
+  });
+
+  it('signs each delivery like a webhook, with the organization’s escalation signing secret, from the next one on after a rotation', async () => {
+    const { delivery, received } = await parkWithQuestion('Is this signed?');
+    const header = received.headers['x-service-signature'];
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    // What a receiver runs on the bytes it got: the package's own verifyWebhook.
+    expect(verifyWebhook(received.rawBody, header as string, tenant.escalationSigningSecret!, { delivery: 'escalation' })).toEqual(delivery);
+
+    const { escalation_signing_secret: rotated } = await rotateEscalationSigningSecret(test.service.services.db, tenant.orgId);
+    const next = await parkWithQuestion('And after the rotation?');
+    const nextHeader = next.received.headers['x-service-signature'] as string;
+    expect(verifyWebhook(next.received.rawBody, nextHeader, rotated, { delivery: 'escalation' })).toEqual(next.delivery);
+    const withOldSecret = (() => {
+      try {
+        return verifyWebhook(next.received.rawBody, nextHeader, tenant.escalationSigningSecret!, { delivery: 'escalation' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(withOldSecret).toBeInstanceOf(WebhookVerificationError);
+    expect((withOldSecret as WebhookVerificationError).reason).toBe('signature_mismatch');
+    // Only the organization's row keeps it: no audit detail, no event, no escalation.
+    for (const secret of [tenant.escalationSigningSecret!, rotated]) {
+      const [dump] = await test.service.services.db.execute<{ found: boolean }>(
+        sql`select exists (select 1 from audit_events a where a::text like ${`%${secret}%`})
+             or exists (select 1 from events v where v::text like ${`%${secret}%`})
+             or exists (select 1 from escalations e where e::text like ${`%${secret}%`}) as found`,
+      );
+      expect(dump!.found).toBe(false);
+    }
+    tenant.escalationSigningSecret = rotated;
   });
 
   it('refuses a missing, wrong or foreign bearer with 401 invalid_escalation_token, before reading the body', async () => {

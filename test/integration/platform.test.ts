@@ -56,7 +56,7 @@ describe('whoami', () => {
     try {
       const calls = [apiClient(test.url, key), apiClient(second.url, key)];
       for (const call of calls) expect((await call('GET', '/v1/whoami')).status).toBe(200);
-      await revokeApiKey(test.service.services.db, key.split('_')[3]!);
+      await revokeApiKey(test.service.services.db, key.split('_')[3]!, { publicUrl: test.service.services.config.http.publicUrl });
       await new Promise((resolve) => setTimeout(resolve, 1000));
       for (const call of calls) expectContractError(await call('GET', '/v1/whoami'), 401, 'invalid_api_key');
     } finally {

@@ -69,6 +69,8 @@ export async function startTestService(env: Record<string, string> = {}): Promis
 export interface TestTenant {
   orgId: string;
   spaceId: string;
+  /** The secret escalation deliveries are signed with; null without an escalation URL. */
+  escalationSigningSecret: string | null;
   /** Makes a key of this organization with the given scopes (org-wide unless spaces given). */
   key(scopes: readonly Scope[], spaceIds?: string[]): Promise<string>;
   newSpace(name?: string): Promise<string>;
@@ -76,7 +78,7 @@ export interface TestTenant {
 
 export async function createTenant(test: TestService, options: Partial<NewOrganization> = {}): Promise<TestTenant> {
   const db = test.service.services.db;
-  const { org_id: orgId } = await createOrganization(db, {
+  const { org_id: orgId, escalation_signing_secret: escalationSigningSecret = null } = await createOrganization(db, {
     name: 'Test org',
     entitled: true,
     maxDevices: null,
@@ -88,6 +90,7 @@ export async function createTenant(test: TestService, options: Partial<NewOrgani
   return {
     orgId,
     spaceId,
+    escalationSigningSecret,
     async key(scopes, spaceIds = []) {
       const created = await createApiKey(db, { orgId, scopes: [...scopes], spaceIds, env: 'test' });
       return created.key;

@@ -4,6 +4,7 @@ import { ApiError } from '../../errors';
 import { authorizeRequest } from '../../http/authorize';
 import type { RawRoute } from '../../http/raw-route';
 import { sendErrorResponse } from '../../http/send-error';
+import type { KeyRevocations } from '../../domain/keys/key-revocations';
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
 import type { TaskStepFeeds } from '../../domain/tasks/task-step-feeds';
 
@@ -88,17 +89,17 @@ export function taskEventsRoute(feeds: TaskStepFeeds, streams: EventStreams, tim
     pattern: /^\/tasks\/([^/]+)\/events\/?$/,
     template: '/tasks/{id}/events',
     async handle(req, res, { requestId, services, params }) {
-      let start: { taskId: string; afterSeq: number; releaseSlot: () => void };
+      let start: { taskId: string; afterSeq: number; keyId: string; releaseSlot: () => void };
       try {
         const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
         const afterSeq = parseAfterSeq(req);
         const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
-        start = { taskId: task.id, afterSeq, releaseSlot: streams.claim(principal.keyId) };
+        start = { taskId: task.id, afterSeq, keyId: principal.keyId, releaseSlot: streams.claim(principal.keyId) };
       } catch (error) {
         sendErrorResponse(services.log, res, requestId, error);
         return;
       }
-      streamTask(req, res, { ...start, timing, feeds, streams, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
+      streamTask(req, res, { ...start, timing, feeds, streams, keyRevocations: services.keyRevocations, onError: (error) => services.log.error({ err: error, requestId }, 'task event stream failed') });
     },
   };
 }
@@ -132,6 +133,9 @@ interface StreamOptions {
   taskId: string;
   afterSeq: number;
   releaseSlot: () => void;
+  /** The key that opened the stream: its revocation ends the stream. */
+  keyId: string;
+  keyRevocations: KeyRevocations;
   timing: StreamTiming;
   feeds: TaskStepFeeds;
   streams: EventStreams;
@@ -155,6 +159,7 @@ function streamTask(req: IncomingMessage, res: ServerResponse, options: StreamOp
     clearInterval(keepAlive);
     clearTimeout(maxDuration);
     unsubscribe();
+    unwatchKey();
     unregister();
     options.releaseSlot();
     res.end(() => {
@@ -175,6 +180,9 @@ function streamTask(req: IncomingMessage, res: ServerResponse, options: StreamOp
       end();
     },
   });
+  // Revoking the key ends the stream on whichever instance serves it, and drops the
+  // connection as a shutdown does.
+  const unwatchKey = options.keyRevocations.watch(options.keyId, () => end(true));
   const unregister = options.streams.add(end);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.timing.keepAliveMs);
   const maxDuration = setTimeout(() => end(), options.timing.maxStreamMs);

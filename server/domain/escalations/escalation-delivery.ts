@@ -13,6 +13,8 @@ export interface ClaimedEscalationDelivery {
   url: string;
   /** The request body, bearer included: built once per attempt, never stored. */
   body: string;
+  /** The organization's escalation signing secret, the HMAC key of the attempt's signature. */
+  signingSecret: string;
   /** Attempts already made before this one. */
   attempts: number;
   createdAt: Date;
@@ -45,16 +47,17 @@ export async function claimDueEscalationDeliveries(db: Db, owner: string, limit:
     .limit(1);
   if (anyDue === undefined) return [];
   return db.transaction(async (tx) => {
-    const due = await tx.execute<{ id: string; url: string | null }>(sql`
-      select escalation.id, organization.escalation_url as url
+    const due = await tx.execute<{ id: string; url: string | null; signing_secret: string | null }>(sql`
+      select escalation.id, organization.escalation_url as url, organization.escalation_signing_secret as signing_secret
       from escalations escalation join organizations organization on organization.id = escalation.org_id
       where escalation.delivery_status = 'pending' and escalation.status = 'pending' and escalation.next_delivery_at <= now()
       order by escalation.next_delivery_at
       limit ${limit}
       for update of escalation skip locked`);
     const claimed: ClaimedEscalationDelivery[] = [];
-    for (const { id, url } of due) {
-      if (url === null) {
+    for (const { id, url, signing_secret: signingSecret } of due) {
+      // A URL always comes with a secret (organizations_escalation_url_signed).
+      if (url === null || signingSecret === null) {
         // The organization's URL was removed after the escalation opened: nowhere to send it.
         await tx.update(escalations).set({ deliveryStatus: 'none', nextDeliveryAt: null }).where(eq(escalations.id, id));
         continue;
@@ -79,6 +82,7 @@ export async function claimDueEscalationDeliveries(db: Db, owner: string, limit:
         id,
         url,
         body: JSON.stringify(body),
+        signingSecret,
         attempts: row.deliveryAttempts,
         createdAt: row.createdAt,
         expiresAt: row.expiresAt,

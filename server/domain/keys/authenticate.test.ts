@@ -58,7 +58,7 @@ describe('Authenticator on a real database', () => {
   it('refuses a revoked key within a second, to every waiting request', async () => {
     const { key, keyId } = await newKey();
     await authenticator.authenticate(`Bearer ${key}`);
-    await revokeApiKey(database.db, keyId);
+    await revokeApiKey(database.db, keyId, { publicUrl: 'http://localhost:3000' });
     await new Promise((resolve) => setTimeout(resolve, 600));
     const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => authenticator.authenticate(`Bearer ${key}`)));
     for (const outcome of outcomes) {

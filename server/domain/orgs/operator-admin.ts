@@ -1,16 +1,20 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../../db/client';
 import { apiKeys, organizations, spaces } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
 import { isUuid } from '../ids';
 import { formatApiKey, generateKeyId, generateSecret, type KeyEnv } from '../keys/api-key-format';
+import { notifyKeyRevoked } from '../keys/key-revocations';
 import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
 import { isScope, type Scope } from '../keys/scopes';
 import { checkDestination, type DestinationRefusal } from '../../net/destination';
+import { revokeSessionsOfKey } from '../sessions/session-moves';
+import { generateWebhookSecret } from '../webhooks/signature';
 
-// What the preview's operators do: create organizations, Spaces and keys, revoke keys.
-// Used by the admin CLI; every change is audited in its own transaction.
+// What the preview's operators do: create organizations, Spaces and keys, revoke keys,
+// rotate an organization's escalation signing secret. Used by the admin CLI and the
+// console; every change is audited in its own transaction.
 
 export class AdminError extends Error {}
 
@@ -46,16 +50,59 @@ export async function checkEscalationUrl(url: string, allowPrivate: boolean): Pr
   if (!check.ok && check.reason !== 'dns_failure') throw new AdminError(ESCALATION_URL_REFUSALS[check.reason]);
 }
 
-export async function createOrganization(db: Db, input: NewOrganization, origin: AdminOrigin = CLI): Promise<{ org_id: string }> {
+/**
+ * The created organization's id, and with an escalation URL the secret its escalation
+ * deliveries are signed with: shown this once, like a webhook endpoint's.
+ */
+export interface CreatedOrganization {
+  org_id: string;
+  escalation_signing_secret?: string;
+}
+
+export async function createOrganization(db: Db, input: NewOrganization, origin: AdminOrigin = CLI): Promise<CreatedOrganization> {
+  const escalationSigningSecret = input.escalationUrl === null ? null : generateWebhookSecret();
   return db.transaction(async (tx) => {
-    const [org] = await tx.insert(organizations).values(input).returning({ id: organizations.id });
+    const [org] = await tx
+      .insert(organizations)
+      .values({ ...input, escalationSigningSecret })
+      .returning({ id: organizations.id });
     await recordAudit(tx, systemActor(org!.id), {
       action: 'operator.organization.created',
       resourceType: 'organization',
       resourceId: org!.id,
       details: { name: input.name, entitled: input.entitled, max_devices: input.maxDevices, max_device_seconds: input.maxDeviceSeconds, ...origin },
     });
-    return { org_id: org!.id };
+    return escalationSigningSecret === null ? { org_id: org!.id } : { org_id: org!.id, escalation_signing_secret: escalationSigningSecret };
+  });
+}
+
+/**
+ * Replaces the organization's escalation signing secret and returns the new one, shown
+ * this once. Deliveries signed from the next attempt on use it; an attempt already on
+ * the wire keeps the old one. Refused for an organization without an escalation URL:
+ * nothing would be signed with it.
+ */
+export async function rotateEscalationSigningSecret(
+  db: Db,
+  orgId: string,
+  origin: AdminOrigin = CLI,
+): Promise<{ org_id: string; escalation_signing_secret: string }> {
+  return db.transaction(async (tx) => {
+    await requireOrganization(tx, orgId);
+    const secret = generateWebhookSecret();
+    const [rotated] = await tx
+      .update(organizations)
+      .set({ escalationSigningSecret: secret })
+      .where(and(eq(organizations.id, orgId), isNotNull(organizations.escalationUrl)))
+      .returning({ id: organizations.id });
+    if (rotated === undefined) throw new AdminError(`Organization ${orgId} has no escalation URL to sign deliveries for`);
+    await recordAudit(tx, systemActor(orgId), {
+      action: 'operator.organization.escalation_secret_rotated',
+      resourceType: 'organization',
+      resourceId: orgId,
+      details: { ...origin },
+    });
+    return { org_id: orgId, escalation_signing_secret: secret };
   });
 }
 
@@ -105,7 +152,12 @@ export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = 
   });
 }
 
-export async function revokeApiKey(db: Db, keyId: string, origin: AdminOrigin = CLI): Promise<{ revoked: true }> {
+/**
+ * Revokes a key and what it opened, on every instance sharing the database, in one
+ * transaction: the sessions it minted are revoked (their sockets close), and its event
+ * streams hear the notification and end. `publicUrl` builds the revoked sessions' events.
+ */
+export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = CLI }: { publicUrl: string; origin?: AdminOrigin }): Promise<{ revoked: true }> {
   return db.transaction(async (tx) => {
     const [key] = await tx
       .update(apiKeys)
@@ -114,6 +166,8 @@ export async function revokeApiKey(db: Db, keyId: string, origin: AdminOrigin = 
       .returning({ orgId: apiKeys.orgId });
     if (key === undefined) throw new AdminError(`No active key with id ${keyId}`);
     await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId, details: { ...origin } });
+    await revokeSessionsOfKey(tx, publicUrl, keyId);
+    await notifyKeyRevoked(tx, keyId);
     return { revoked: true as const };
   });
 }

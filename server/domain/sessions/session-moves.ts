@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lte, ne, or, sql } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db, Tx } from '../../../db/client';
 import { devices, sessions } from '../../../db/schema';
@@ -15,9 +15,9 @@ import { iso } from '../time';
 import { notifySessionChange } from './session-channel';
 import { isSessionLive, loadSessionForCaller, toSessionResource, type SessionRow } from './session-resource';
 
-// Takeover, release and revoke. Every move locks the task row before the session row,
-// the order task paths take too, so a takeover, a release, a cancel and the hold sweep
-// never wait on each other in a cycle.
+// Takeover, release and revoke (one session, or every session of a revoked key). Every
+// move locks the task row before the session row, the order task paths take too, so a
+// takeover, a release, a cancel and the hold sweep never wait on each other in a cycle.
 
 export interface SessionMoveDeps {
   db: Db;
@@ -79,7 +79,7 @@ export async function takeOver(deps: SessionMoveDeps, principal: Principal, requ
       .set({ holdTaskId: task.id, holdExpiresAt: dbNowPlus(deps.config.sessions.holdMs) })
       .where(eq(sessions.id, session.id))
       .returning();
-    await recordChange(tx, deps, actor, held!, 'takeover', { task_id: toPublicId('task', task.id), reason: body.reason ?? null, hold_expires_at: iso(held!.holdExpiresAt!) });
+    await recordChange(tx, deps.config.http.publicUrl, actor, held!, 'takeover', { task_id: toPublicId('task', task.id), reason: body.reason ?? null, hold_expires_at: iso(held!.holdExpiresAt!) });
     return result(held!);
   });
 }
@@ -115,7 +115,7 @@ export async function revokeSession(deps: SessionMoveDeps, principal: Principal,
     const actor = actorOf(principal, requestId);
     const [revoked] = await tx.update(sessions).set({ revokedAt: dbNow() }).where(eq(sessions.id, session.id)).returning();
     if (session.holdTaskId !== null && task !== null) await dropHold(tx, deps, actor, revoked!, task, 'revoked');
-    await recordChange(tx, deps, actor, revoked!, 'revoked', {});
+    await recordChange(tx, deps.config.http.publicUrl, actor, revoked!, 'revoked', {});
   });
 }
 
@@ -147,12 +147,29 @@ export async function dropLapsedHolds(deps: SessionMoveDeps, limit = 50): Promis
 async function dropHold(tx: Tx, deps: SessionMoveDeps, actor: Actor, session: SessionRow, task: TaskRow, why: 'released' | 'revoked' | 'hold_lapsed'): Promise<boolean> {
   const [released] = await tx.update(sessions).set({ holdTaskId: null, holdExpiresAt: null }).where(eq(sessions.id, session.id)).returning();
   const resumed = task.status === 'needs_human' && (await resumeParkedTask(tx, task.id, actor, deps.config.agent)) !== null;
-  await recordChange(tx, deps, actor, released!, 'released', { task_id: toPublicId('task', task.id), resumed, why });
+  await recordChange(tx, deps.config.http.publicUrl, actor, released!, 'released', { task_id: toPublicId('task', task.id), resumed, why });
   return resumed;
 }
 
-async function recordChange(tx: Tx, deps: SessionMoveDeps, actor: Actor, row: SessionRow, move: 'takeover' | 'released' | 'revoked', details: Record<string, unknown>): Promise<void> {
-  const session = toSessionResource(row, deps.config.http.publicUrl);
+/**
+ * Revokes, in the caller's transaction (the key's own revocation), every live session the
+ * key minted, each as DELETE /v1/sessions/{id} would: audited (actor `system`, why
+ * `api_key_revoked`), `operator.session.revoked.v1`, and every instance's gateway closes
+ * its sockets on the notification. A hold one of them had is dropped by the session
+ * worker within a second, resuming its task: dropping it here would lock the task after
+ * the session, against the lock order.
+ */
+export async function revokeSessionsOfKey(tx: Tx, publicUrl: string, keyId: string): Promise<void> {
+  const revoked = await tx
+    .update(sessions)
+    .set({ revokedAt: dbNow() })
+    .where(and(eq(sessions.keyId, keyId), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql`now()`)))
+    .returning();
+  for (const row of revoked) await recordChange(tx, publicUrl, systemActor(row.orgId), row, 'revoked', { why: 'api_key_revoked', key_id: keyId });
+}
+
+async function recordChange(tx: Tx, publicUrl: string, actor: Actor, row: SessionRow, move: 'takeover' | 'released' | 'revoked', details: Record<string, unknown>): Promise<void> {
+  const session = toSessionResource(row, publicUrl);
   await recordAudit(tx, actor, { action: `operator.session.${move}`, resourceType: 'session', resourceId: session.id, spaceId: row.spaceId, details });
   await emitEvent(tx, { orgId: row.orgId, spaceId: row.spaceId, type: `operator.session.${move}.v1`, resource: session });
   await notifySessionChange(tx, row.id);

@@ -112,6 +112,15 @@ describe('verifyWebhook', () => {
     }
   });
 
+  it('returns an escalation delivery when told to expect one, and refuses each kind of body as the other', () => {
+    const escalation = JSON.stringify({ escalation: { id: 'esc_1', object: 'escalation' }, resolve_url: 'https://x/v1/escalations/esc_1/resolve', token: 'esctok_x' });
+    const escalationHeader = signPayload(secret, escalation, nowSecs);
+    expect(verifyWebhook(escalation, escalationHeader, secret, { now, delivery: 'escalation' }).escalation.id).toBe('esc_1');
+    expect(reasonOf(() => verifyWebhook(escalation, escalationHeader, secret, { now }))).toBe('invalid_payload');
+    expect(reasonOf(() => verifyWebhook(body, signPayload(secret, body, nowSecs), secret, { now, delivery: 'escalation' }))).toBe('invalid_payload');
+    expect(reasonOf(() => verifyWebhook(escalation, escalationHeader, generateWebhookSecret(), { now, delivery: 'escalation' }))).toBe('signature_mismatch');
+  });
+
   it('uses the clock when no time is given', () => {
     const header = signPayload(secret, body, Math.floor(Date.now() / 1000));
     expect(verifyWebhook(body, header, secret).id).toBe(envelope.id);

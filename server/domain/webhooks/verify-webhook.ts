@@ -1,4 +1,6 @@
-// Receiver-side verification of Browser Device Operator webhooks.
+// Receiver-side verification of Browser Device Operator webhooks, and of escalation
+// deliveries, which are signed the same way with the organization's escalation signing
+// secret.
 //
 // This file is published as `browser-device-operator/verify-webhook` and customers copy it
 // into their own code, so it depends on nothing but node:crypto and keeps its own types.
@@ -15,6 +17,17 @@ export interface WebhookEnvelope {
   org_id: string;
   space_id: string | null;
   data: { object: Record<string, unknown> };
+}
+
+/**
+ * The signed body of an escalation delivery, POSTed to the organization's escalation URL.
+ * `escalation` is the Escalation as the API returns it; answer with
+ * `POST resolve_url` and `Authorization: Bearer <token>`.
+ */
+export interface EscalationDelivery {
+  escalation: { id: string } & Record<string, unknown>;
+  resolve_url: string;
+  token: string;
 }
 
 export type WebhookVerificationReason =
@@ -37,6 +50,11 @@ export interface VerifyWebhookOptions {
   toleranceSecs?: number;
   /** The current time; defaults to the clock. Useful in tests. */
   now?: Date;
+  /**
+   * What the body must be: `event` (default), a webhook event envelope; `escalation`, an
+   * escalation delivery. Anything else is `invalid_payload`.
+   */
+  delivery?: 'event' | 'escalation';
 }
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
@@ -81,12 +99,28 @@ function isEnvelope(value: unknown): value is WebhookEnvelope {
   return typeof candidate.id === 'string' && typeof candidate.created_at === 'string';
 }
 
+function isEscalationDelivery(value: unknown): value is EscalationDelivery {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  const escalation = candidate.escalation as Record<string, unknown> | null | undefined;
+  return (
+    typeof escalation === 'object' &&
+    escalation !== null &&
+    typeof escalation.id === 'string' &&
+    typeof candidate.resolve_url === 'string' &&
+    typeof candidate.token === 'string'
+  );
+}
+
 /**
- * Verifies one delivery and returns its envelope.
+ * Verifies one delivery and returns its body: the event envelope of a webhook, or with
+ * `{ delivery: 'escalation' }` (and the organization's escalation signing secret) the body
+ * of an escalation delivery.
  *
  * Pass the body exactly as received (a Buffer from the request stream, or the same bytes as a
  * UTF-8 string), never JSON that was parsed and serialized again: the MAC covers raw bytes.
- * Deduplicate on the returned envelope `id`; the `X-Service-Delivery` header is not signed.
+ * Deduplicate on the returned envelope `id` (an escalation's `escalation.id`); the
+ * `X-Service-Delivery` header is not signed.
  *
  * @throws WebhookVerificationError with a `reason` a handler can log; answer 400 on it.
  */
@@ -94,8 +128,20 @@ export function verifyWebhook(
   rawBody: string | Buffer,
   header: string | undefined,
   secret: string,
-  { toleranceSecs = 300, now = new Date() }: VerifyWebhookOptions = {},
-): WebhookEnvelope {
+  options?: VerifyWebhookOptions & { delivery?: 'event' },
+): WebhookEnvelope;
+export function verifyWebhook(
+  rawBody: string | Buffer,
+  header: string | undefined,
+  secret: string,
+  options: VerifyWebhookOptions & { delivery: 'escalation' },
+): EscalationDelivery;
+export function verifyWebhook(
+  rawBody: string | Buffer,
+  header: string | undefined,
+  secret: string,
+  { toleranceSecs = 300, now = new Date(), delivery = 'event' }: VerifyWebhookOptions = {},
+): WebhookEnvelope | EscalationDelivery {
   if (header === undefined || header.trim() === '') {
     throw new WebhookVerificationError('missing_header');
   }
@@ -120,6 +166,8 @@ export function verifyWebhook(
   } catch {
     throw new WebhookVerificationError('invalid_payload');
   }
-  if (!isEnvelope(parsed)) throw new WebhookVerificationError('invalid_payload');
-  return parsed;
+  if (delivery === 'escalation' ? !isEscalationDelivery(parsed) : !isEnvelope(parsed)) {
+    throw new WebhookVerificationError('invalid_payload');
+  }
+  return parsed as WebhookEnvelope | EscalationDelivery;
 }
