@@ -91,6 +91,7 @@ export async function startService(config: Config): Promise<RunningService> {
     taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
     keyRevocations: await KeyRevocations.start(database.sql, database.db, (error) => log.error({ err: error }, 'key revocation check failed')),
   };
+  services.keyRevocations.onAnyRevoked((keyId) => services.authenticator.forgetKey(keyId));
 
   // A browser that dies on its own puts its device in `error` (within the time its
   // disconnect takes to surface: immediate for a local process). Tracked so shutdown

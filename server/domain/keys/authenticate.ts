@@ -34,6 +34,11 @@ export class Authenticator {
     private readonly recordLastUsed: (keyId: string, at: Date) => void,
   ) {}
 
+  /** Drops a revoked key from the cache, so its next request is checked against the database. */
+  forgetKey(keyId: string): void {
+    for (const [key, entry] of this.cache) if (entry.principal.keyId === keyId) this.cache.delete(key);
+  }
+
   /** Resolves `Authorization: Bearer <key>` to a principal or throws 401 invalid_api_key. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const key = bearerToken(authorization);

@@ -14,14 +14,16 @@ export async function notifyKeyRevoked(tx: Tx, keyId: string): Promise<void> {
 /**
  * This process's one LISTEN on key revocations, for what a key opened that outlives a
  * request: an event stream ends as soon as the key that opened it is revoked, on every
- * instance. (Requests need nothing of it: the authenticator re-reads a key every 500 ms.
- * Live-view sockets neither: a key's revocation revokes the sessions it minted, whose own
+ * instance. Requests hear of it too: the authenticator drops the key from its 500 ms cache
+ * (onAnyRevoked), so a revoked key is refused at once rather than within 500 ms.
+ * Live-view sockets need nothing of it: a key's revocation revokes the sessions it minted, whose own
  * notifications close their sockets.)
  */
 export class KeyRevocations {
   readonly #db: Db;
   readonly #onError: (error: unknown) => void;
   readonly #watchers = new Map<string, Set<() => void>>();
+  readonly #anyRevokedListeners: Array<(keyId: string) => void> = [];
   #unlisten: (() => Promise<void>) | null = null;
 
   private constructor(db: Db, onError: (error: unknown) => void) {
@@ -84,7 +86,13 @@ export class KeyRevocations {
       }, this.#onError);
   }
 
+  /** Calls `listener` with the id of every key revoked from now on (notified revocations only). */
+  onAnyRevoked(listener: (keyId: string) => void): void {
+    this.#anyRevokedListeners.push(listener);
+  }
+
   #revoked(keyId: string): void {
+    for (const listener of this.#anyRevokedListeners) listener(keyId);
     for (const watcher of [...(this.#watchers.get(keyId) ?? [])]) watcher();
   }
 }
