@@ -111,6 +111,21 @@ export function isAllowedAddress(address: string, allowPrivate: boolean): boolea
   return cls === 'public' || (cls === 'private' && allowPrivate);
 }
 
+/**
+ * The addresses a host stands for: itself when it is an IP literal (without brackets),
+ * else every DNS answer; null when the name does not resolve.
+ */
+export async function addressesOf(host: string, resolve: Resolver): Promise<ResolvedAddress[] | null> {
+  const literalFamily = isIP(host);
+  if (literalFamily === 4 || literalFamily === 6) return [{ address: host, family: literalFamily }];
+  try {
+    const addresses = await resolve(host);
+    return addresses.length > 0 ? addresses : null;
+  } catch {
+    return null;
+  }
+}
+
 export const systemResolver: Resolver = async (hostname) => {
   const answers = await lookup(hostname, { all: true });
   return answers.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
@@ -145,18 +160,8 @@ export async function checkDestination(
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (host === '') return { ok: false, reason: 'invalid_url' };
 
-  let addresses: ResolvedAddress[];
-  const literalFamily = isIP(host);
-  if (literalFamily === 4 || literalFamily === 6) {
-    addresses = [{ address: host, family: literalFamily }];
-  } else {
-    try {
-      addresses = await resolve(host);
-    } catch {
-      return { ok: false, reason: 'dns_failure' };
-    }
-    if (addresses.length === 0) return { ok: false, reason: 'dns_failure' };
-  }
+  const addresses = await addressesOf(host, resolve);
+  if (addresses === null) return { ok: false, reason: 'dns_failure' };
 
   if (!addresses.every(({ address }) => isAllowedAddress(address, allowPrivate))) {
     return { ok: false, reason: 'blocked_address' };

@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { isAllowedAddress, systemResolver, type ResolvedAddress, type Resolver } from './destination';
+import { addressesOf, isAllowedAddress, systemResolver, type ResolvedAddress, type Resolver } from './destination';
 
 export interface EgressPolicyOptions {
   /** OPERATOR_ALLOW_PRIVATE_DESTINATIONS: loopback and private networks open (local use, tests). */
@@ -45,18 +45,8 @@ export class EgressPolicy {
     const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
     if (host === '' || !Number.isInteger(port) || port < 1 || port > 65535) return { ok: false, reason: 'invalid_host' };
 
-    let addresses: ResolvedAddress[];
-    const literalFamily = isIP(host);
-    if (literalFamily === 4 || literalFamily === 6) {
-      addresses = [{ address: host, family: literalFamily }];
-    } else {
-      try {
-        addresses = await this.resolve(host);
-      } catch {
-        return { ok: false, reason: 'dns_failure' };
-      }
-      if (addresses.length === 0) return { ok: false, reason: 'dns_failure' };
-    }
+    const addresses = await addressesOf(host, this.resolve);
+    if (addresses === null) return { ok: false, reason: 'dns_failure' };
     // All or nothing: one refused answer refuses the name, as with webhooks.
     const own = this.allowPrivate ? new Set<string>() : new Set(this.ownAddresses().map(normalizeAddress));
     const allowed = addresses.every(({ address }) => this.allows(address, port, own));

@@ -90,15 +90,9 @@ export class EgressProxy {
 
   /** CONNECT host:port — https, wss and anything else Chromium tunnels. */
   private async openTunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
-    client.on('error', () => client.destroy());
-    const target = parseAuthority(req.url ?? '');
-    if (target === null) return refuseRaw(client, 400, 'Bad Request');
-    const decision = await this.policy.check(target.hostname, target.port);
-    if (!decision.ok) {
-      this.remember(target.hostname, target.port);
-      return refuseRaw(client, 403, 'Forbidden');
-    }
-    const upstream = this.connectUpstream(decision.address.address, target.port, client);
+    const admitted = await this.admitRaw(client, parseAuthority(req.url ?? ''));
+    if (admitted === null) return;
+    const upstream = this.connectUpstream(admitted.address, admitted.target.port, client);
     upstream.once('connect', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
@@ -146,26 +140,40 @@ export class EgressProxy {
 
   /** Absolute-form requests asking to upgrade (WebSockets over plain HTTP proxies). */
   private async forwardUpgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
-    client.on('error', () => client.destroy());
-    const target = parseAbsoluteHttpUrl(req.url ?? '');
-    if (target === null) return refuseRaw(client, 400, 'Bad Request');
-    const decision = await this.policy.check(target.hostname, target.port);
-    if (!decision.ok) {
-      this.remember(target.hostname, target.port);
-      return refuseRaw(client, 403, 'Forbidden');
-    }
-    const upstream = this.connectUpstream(decision.address.address, target.port, client);
+    const admitted = await this.admitRaw(client, parseAbsoluteHttpUrl(req.url ?? ''));
+    if (admitted === null) return;
+    const upstream = this.connectUpstream(admitted.address, admitted.target.port, client);
     upstream.once('connect', () => {
       const headerLines: string[] = [];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i]!;
         if (!/^proxy-/i.test(name)) headerLines.push(`${name}: ${req.rawHeaders[i + 1]}`);
       }
-      upstream.write(`${req.method} ${target.path} HTTP/1.1\r\n${headerLines.join('\r\n')}\r\n\r\n`);
+      upstream.write(`${req.method} ${admitted.target.path} HTTP/1.1\r\n${headerLines.join('\r\n')}\r\n\r\n`);
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
     });
+  }
+
+  /**
+   * Judges the target of a raw-socket request (a tunnel or an upgrade): the target with
+   * the address to connect to, or null once the client was answered 400 (unparsable) or
+   * 403 (refused).
+   */
+  private async admitRaw<Target extends { hostname: string; port: number }>(client: Duplex, target: Target | null): Promise<{ target: Target; address: string } | null> {
+    client.on('error', () => client.destroy());
+    if (target === null) {
+      refuseRaw(client, 400, 'Bad Request');
+      return null;
+    }
+    const decision = await this.policy.check(target.hostname, target.port);
+    if (!decision.ok) {
+      this.remember(target.hostname, target.port);
+      refuseRaw(client, 403, 'Forbidden');
+      return null;
+    }
+    return { target, address: decision.address.address };
   }
 
   private connectUpstream(address: string, port: number, client: Duplex): Socket {
