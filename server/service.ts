@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from './api/openapi';
 import { EventStreams, taskEventsRoute } from './api/tasks/stream-task-events';
 import { BrowserPool, createBrowserProvider } from './browser';
 import type { Config } from './config';
+import { deviceStateStore } from './domain/devices/device-state-store';
 import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
 import { loadHostId } from './domain/devices/host-id';
 import { registerHost } from './domain/hosts/host-registry';
@@ -81,6 +82,7 @@ export async function startService(config: Config): Promise<RunningService> {
         browserlessUrl: config.browser.browserlessUrl,
         dataDir: config.dataDir,
         egress: browserlessElsewhere ? null : egressProxy,
+        deviceStates: deviceStateStore(database.db),
       }),
       { maxBrowsers: config.browser.maxBrowsers },
     ),

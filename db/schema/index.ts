@@ -11,3 +11,4 @@ export * from './escalations';
 export * from './sessions';
 export * from './operators';
 export * from './hosts';
+export * from './device-states';

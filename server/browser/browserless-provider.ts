@@ -1,100 +1,104 @@
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
-import { COOKIE_FILE_NAME, restoreCookies, saveCookies } from './cookie-store.js';
-import { egressFlags, LOOPBACK_THROUGH_PROXY } from './egress-flags.js';
-import { profileDirectory } from './profile-directory.js';
+import { deviceContextOptions, deviceEndpoint, httpUrl, isSharedBrowserEndpoint, readRemoteCapacity } from './browserless-endpoint.js';
+import { CdpConnectError, openCdpTransport, type CdpTransport } from './cdp-transport.js';
+import { captureDeviceState, restoreDeviceState, VisitedOrigins, type DeviceStateStore } from './device-state.js';
+import { CapacityExhaustedError, DEFAULT_RETRY_AFTER_SECONDS } from './pool.js';
 import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type EgressGate, type LaunchRequest } from './types.js';
 
 export interface BrowserlessProviderOptions {
   /** WebSocket endpoint, token in the query as browserless expects: ws://host:3000?token=... */
   endpoint: string;
-  /** Local state (saved cookies) lives in <dataDir>/profiles/<deviceId>. */
-  dataDir: string;
+  /** Where devices' cookies and localStorage are kept between launches. */
+  deviceStates: DeviceStateStore;
   /**
    * The egress proxy, when the browsers behind the endpoint can reach it (browserless on
    * this machine); null leaves egress to the browserless deployment (docs/api.md).
    */
   egress: EgressGate | null;
+  /** Retry-After of the 503 when the remote pool is full. */
+  retryAfterSeconds?: number;
 }
 
-/** Where browserless keeps per-device profiles on its own disk. */
-const REMOTE_PROFILE_ROOT = '/tmp/profiles';
 const PROTOCOL_TIMEOUT_MS = 60_000;
-/** A readiness probe must answer quickly whatever the endpoint does. */
-const REACHABILITY_TIMEOUT_MS = 1_000;
+/** A readiness probe, and the capacity check before each launch, must answer quickly whatever the endpoint does. */
+const PROBE_TIMEOUT_MS = 1_000;
+/**
+ * Longest a connection may take to open. browserless opens it once the device's browser
+ * has started (about a second on a busy host), and holds it while the connection is
+ * queued; a queued device would be a create that hangs, so past this the pool counts as
+ * full.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Saving the state on close must not hold a sleep or a shutdown for long; past this the previous save stays. */
+const STATE_SAVE_TIMEOUT_MS = 10_000;
 const VIEWPORT = { width: 1280, height: 800 };
 
 /**
- * Devices on a remote browser reached over CDP. Two kinds of endpoint behave
- * differently, and both are handled:
+ * Devices on remote browsers reached over CDP, each in a browser context of its own
+ * created afresh at every launch, carrying the egress proxy when there is one. On a
+ * browserless endpoint every connection gets a dedicated browser, which browserless
+ * closes (and whose temporary profile it deletes) when the device disconnects; on a raw
+ * DevTools endpoint devices share one browser, and the context isolates them.
  *
- * - A browserless endpoint (ws://host:3000/?token=..., /chromium, /chrome ...) starts a
- *   dedicated browser per connection. The `--user-data-dir` query parameter makes that
- *   browser run on the device's own remote profile, so the device uses the default
- *   context and keeps cookies, localStorage and cache across connections (where the
- *   browserless plan supports user data directories).
- * - A raw DevTools endpoint (ws://host:port/devtools/browser/<id>) names one existing
- *   browser that every device shares. Each device then gets its own incognito
- *   BrowserContext, which isolates devices (and organizations) from each other but
- *   forgets everything when closed.
+ * Nothing of a device stays on the remote side, so what it must keep (cookies,
+ * localStorage) is saved through the DeviceStateStore when its browser closes and
+ * restored at the next launch, by whichever instance makes it.
  *
- * In both cases the device's cookies are also saved to
- * <dataDir>/profiles/<deviceId>/cookies.json on close and restored on launch. That is
- * what makes cookies survive close()+launch() on a shared browser, and it keeps them on
- * browserless deployments whose user data directories do not persist. close() never
- * closes the remote browser itself: it closes the device's own context (shared
- * browser) and disconnects (which ends only the device's dedicated browserless session).
+ * Capacity comes from the remote pool: before connecting, a browserless endpoint is
+ * asked how busy it is (/pressure), and a full pool is CapacityExhaustedError at once. A
+ * connection that browserless refuses (429) or holds in its queue past
+ * CONNECT_TIMEOUT_MS is the same error: the pool filled up between question and connect.
  */
 export class BrowserlessProvider implements BrowserProvider {
   readonly kind = 'browserless' as const;
   private readonly running = new Set<BrowserHandle>();
+  private readonly retryAfterSeconds: number;
 
-  constructor(private readonly options: BrowserlessProviderOptions) {}
+  constructor(private readonly options: BrowserlessProviderOptions) {
+    this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+  }
 
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
-    const cookieFile = path.join(profileDirectory(this.options.dataDir, request.deviceId), COOKIE_FILE_NAME);
-    const endpoint = deviceEndpoint(this.options.endpoint, request.deviceId, this.options.egress);
-    const shared = isSharedBrowserEndpoint(endpoint);
+    const { deviceId } = request;
+    const endpoint = deviceEndpoint(this.options.endpoint, this.options.egress);
+    if (!isSharedBrowserEndpoint(endpoint)) await this.ensureRemoteCapacity(endpoint);
+    const transport = await this.connect(endpoint, deviceId);
 
     let browser: Browser;
     try {
-      browser = await puppeteer.connect({
-        browserWSEndpoint: endpoint.toString(),
-        defaultViewport: VIEWPORT,
-        protocolTimeout: PROTOCOL_TIMEOUT_MS,
-      });
+      browser = await puppeteer.connect({ transport, defaultViewport: VIEWPORT, protocolTimeout: PROTOCOL_TIMEOUT_MS });
     } catch {
-      throw new BrowserLaunchError(`could not connect to the browserless endpoint for device ${request.deviceId}`, true);
+      transport.close();
+      throw new BrowserLaunchError(`the remote browser of device ${deviceId} did not answer over CDP`, true);
     }
 
     let context: BrowserContext;
+    let origins: VisitedOrigins;
     try {
-      // A shared browser's flags are not ours to set; a context can carry its own proxy.
-      const egress = this.options.egress;
-      context = shared
-        ? await browser.createBrowserContext(egress ? { proxyServer: egress.url, proxyBypassList: [LOOPBACK_THROUGH_PROXY] } : {})
-        : browser.defaultBrowserContext();
-      await restoreCookies(context, cookieFile);
+      context = await browser.createBrowserContext(deviceContextOptions(this.options.egress));
+      origins = new VisitedOrigins(await restoreDeviceState(context, await this.options.deviceStates.load(deviceId)));
+      origins.watch(context);
     } catch {
-      await browser.disconnect().catch(() => undefined);
-      throw new BrowserLaunchError(`could not prepare the remote browser for device ${request.deviceId}`, true);
+      await disconnect(browser, transport);
+      throw new BrowserLaunchError(`could not prepare the remote browser for device ${deviceId}`, true);
     }
 
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
-      deviceId: request.deviceId,
+      deviceId,
       pid: null,
       browser,
       context,
       egress: this.options.egress,
       release: async () => {
         this.running.delete(handle);
-        if (browser.connected) {
-          await saveCookies(context, cookieFile).catch(() => undefined);
-          if (shared) await context.close().catch(() => undefined);
-          await browser.disconnect().catch(() => undefined);
-        }
+        if (!browser.connected) return;
+        // A state that cannot be read or written leaves the previous save in place; the
+        // browser closes regardless.
+        await Promise.race([this.saveState(deviceId, context, origins).catch(() => undefined), sleep(STATE_SAVE_TIMEOUT_MS, undefined, { ref: false })]);
+        await context.close().catch(() => undefined);
+        await disconnect(browser, transport);
       },
     });
     browser.once('disconnected', () => {
@@ -104,18 +108,20 @@ export class BrowserlessProvider implements BrowserProvider {
     return handle;
   }
 
-  /**
-   * Removes the device's local state. A profile directory on the browserless host has
-   * no deletion API and is left to browserless's own housekeeping.
-   */
+  /** Forgets the device's saved state; the remote side keeps nothing of it (see the class comment). */
   async destroyProfile(deviceId: string): Promise<void> {
-    await rm(profileDirectory(this.options.dataDir, deviceId), { recursive: true, force: true });
+    await this.options.deviceStates.remove(deviceId);
   }
 
-  /** Asks the endpoint's HTTP side (browserless and raw DevTools both serve /json/version). */
+  /**
+   * Whether the endpoint answers: browserless's /pressure (it checks the token and
+   * starts no browser), or a raw DevTools endpoint's /json/version.
+   */
   async isReachable(): Promise<boolean> {
+    const endpoint = new URL(this.options.endpoint);
+    const probe = httpUrl(endpoint, isSharedBrowserEndpoint(endpoint) ? '/json/version' : '/pressure');
     try {
-      const response = await fetch(versionUrl(this.options.endpoint), { signal: AbortSignal.timeout(REACHABILITY_TIMEOUT_MS) });
+      const response = await fetch(probe, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
       await response.body?.cancel();
       return response.ok;
     } catch {
@@ -126,47 +132,36 @@ export class BrowserlessProvider implements BrowserProvider {
   async shutdown(): Promise<void> {
     await Promise.all([...this.running].map((handle) => handle.close()));
   }
+
+  private async ensureRemoteCapacity(endpoint: URL): Promise<void> {
+    const capacity = await readRemoteCapacity(endpoint, PROBE_TIMEOUT_MS);
+    if (capacity !== null && capacity.maxConcurrent !== null && capacity.inUse >= capacity.maxConcurrent) {
+      throw new CapacityExhaustedError(this.retryAfterSeconds, `all ${capacity.maxConcurrent} browsers of the browserless pool are in use`);
+    }
+  }
+
+  private async connect(endpoint: URL, deviceId: string): Promise<CdpTransport> {
+    try {
+      return await openCdpTransport(endpoint.toString(), CONNECT_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof CdpConnectError && error.reason !== 'failed') {
+        throw new CapacityExhaustedError(this.retryAfterSeconds, `the browserless pool has no free browser (${error.reason})`);
+      }
+      throw new BrowserLaunchError(`could not connect to the browserless endpoint for device ${deviceId}`, true);
+    }
+  }
+
+  private async saveState(deviceId: string, context: BrowserContext, origins: VisitedOrigins): Promise<void> {
+    await this.options.deviceStates.save(deviceId, await captureDeviceState(context, origins));
+  }
 }
 
 /**
- * The configured endpoint plus `--user-data-dir=<remote root>/<deviceId>` and, with a
- * proxy, the egress flags: browserless passes `--` query parameters to the browser it
- * launches for the connection.
+ * Leaves the remote browser and waits until the socket has closed, so browserless has
+ * given the device's slot back (and a shared browser has dropped the session) by the
+ * time close() returns.
  */
-export function deviceEndpoint(endpoint: string, deviceId: string, egress: EgressGate | null = null): URL {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw new BrowserLaunchError('the browserless endpoint is not a valid URL (check BROWSERLESS_URL)', false);
-  }
-  url.searchParams.set('--user-data-dir', `${REMOTE_PROFILE_ROOT}/${deviceId}`);
-  for (const flag of egress ? egressFlags(egress) : []) {
-    const [name, value] = flag.split(/=(.*)/s, 2);
-    url.searchParams.set(name!, value ?? '');
-  }
-  return url;
-}
-
-/**
- * Whether browsers behind the endpoint run on this machine and so can use the egress
- * proxy, which listens on loopback only.
- */
-export function isLocalEndpoint(endpoint: string): boolean {
-  if (!URL.canParse(endpoint)) return false;
-  const host = new URL(endpoint).hostname;
-  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
-}
-
-/** The endpoint's /json/version over HTTP, keeping its token: ws://h:3000?token=t → http://h:3000/json/version?token=t. */
-export function versionUrl(endpoint: string): string {
-  const url = new URL(endpoint);
-  url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
-  url.pathname = '/json/version';
-  return url.toString();
-}
-
-/** A DevTools browser URL names one running browser, shared by whoever connects. */
-export function isSharedBrowserEndpoint(endpoint: URL): boolean {
-  return endpoint.pathname.startsWith('/devtools/browser/');
+async function disconnect(browser: Browser, transport: CdpTransport): Promise<void> {
+  await browser.disconnect().catch(() => undefined);
+  await transport.closed;
 }

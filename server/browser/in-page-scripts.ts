@@ -459,3 +459,19 @@ export const SAME_TAB_NAVIGATION_SCRIPT = String.raw`(() => {
   };
 })();`;
 
+
+/** One localStorage entry, as a device's saved state keeps it (device-state.ts). */
+export interface StorageItem {
+  name: string;
+  value: string;
+}
+
+export const READ_LOCAL_STORAGE_SCRIPT = script<Record<string, never>, StorageItem[]>(String.raw`
+  return Object.keys(localStorage).map((name) => ({ name, value: localStorage.getItem(name) ?? '' }));
+`);
+
+/** Replaces the origin's localStorage with the given entries. */
+export const WRITE_LOCAL_STORAGE_SCRIPT = script<{ items: StorageItem[] }, void>(String.raw`
+  localStorage.clear();
+  for (const item of args.items) localStorage.setItem(item.name, item.value);
+`);

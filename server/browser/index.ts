@@ -8,5 +8,6 @@ export {
   type BrowserPoolOptions,
 } from './pool.js';
 export { findChromium, killOrphans } from './chromium-process.js';
-export { isLocalEndpoint } from './browserless-provider.js';
+export { isLocalEndpoint } from './browserless-endpoint.js';
+export type { DeviceState, DeviceStateStore } from './device-state.js';
 export { normalizeDomainEntry } from './domain-allowlist.js';

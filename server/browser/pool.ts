@@ -1,12 +1,16 @@
 import type { BrowserHandle, BrowserProvider } from './types.js';
 
-/** Every browser slot is taken; callers should retry after `retryAfterSeconds`. */
+/**
+ * Every browser slot is taken, this host's (the pool's own limit) or the remote pool's
+ * (thrown by the browserless provider); callers should retry after `retryAfterSeconds`.
+ */
 export class CapacityExhaustedError extends Error {
   constructor(
-    readonly maxBrowsers: number,
     readonly retryAfterSeconds: number,
+    /** Which limit was reached. */
+    reason: string,
   ) {
-    super(`all ${maxBrowsers} browsers are in use; retry in ${retryAfterSeconds} s`);
+    super(`${reason}; retry in ${retryAfterSeconds} s`);
     this.name = 'CapacityExhaustedError';
   }
 }
@@ -33,7 +37,8 @@ interface Slot {
   ready?: BrowserHandle;
 }
 
-const DEFAULT_RETRY_AFTER_SECONDS = 30;
+/** Retry-After of a full pool when none is configured: roughly how long a slot takes to free up. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 30;
 
 /**
  * Running browsers by device id, at most `maxBrowsers` at once, counting browsers still
@@ -85,7 +90,7 @@ export class BrowserPool {
     // A device whose previous browser is still closing reuses that browser's slot.
     const occupied = this.size - (this.closing.has(deviceId) ? 1 : 0);
     if (occupied >= this.options.maxBrowsers) {
-      return Promise.reject(new CapacityExhaustedError(this.options.maxBrowsers, this.retryAfterSeconds));
+      return Promise.reject(new CapacityExhaustedError(this.retryAfterSeconds, `all ${this.options.maxBrowsers} browsers of this host are in use`));
     }
     const previousClose = this.closing.get(deviceId) ?? Promise.resolve();
     const slot: Slot = {

@@ -1,4 +1,5 @@
 import { BrowserlessProvider } from './browserless-provider.js';
+import type { DeviceStateStore } from './device-state.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserLaunchError, type BrowserProvider, type EgressGate } from './types.js';
 
@@ -15,6 +16,8 @@ export interface BrowserProviderOptions {
   headless?: boolean;
   /** The egress proxy browsers must use; null only where the deployment enforces egress itself. */
   egress: EgressGate | null;
+  /** Where remote devices keep cookies and localStorage between launches; required for browserless. */
+  deviceStates?: DeviceStateStore;
 }
 
 export function createBrowserProvider(options: BrowserProviderOptions): BrowserProvider {
@@ -30,6 +33,9 @@ export function createBrowserProvider(options: BrowserProviderOptions): BrowserP
       if (options.browserlessUrl === null) {
         throw new BrowserLaunchError('the browserless provider needs an endpoint: set BROWSERLESS_URL', false);
       }
-      return new BrowserlessProvider({ endpoint: options.browserlessUrl, dataDir: options.dataDir, egress: options.egress });
+      if (options.deviceStates === undefined) {
+        throw new BrowserLaunchError('the browserless provider needs a store for device states', false);
+      }
+      return new BrowserlessProvider({ endpoint: options.browserlessUrl, deviceStates: options.deviceStates, egress: options.egress });
   }
 }

@@ -52,6 +52,13 @@ const PAGES: Record<string, Route> = {
   '/show-cookie': (request) => ({
     body: `<!doctype html><title>Cookie</title><p id="cookie">${escapeHtml(request.headers.cookie ?? 'none')}</p>`,
   }),
+  '/set-storage': () => ({
+    body: `<!doctype html><title>Storage set</title><script>localStorage.setItem('device_note', 'kept')</script>`,
+  }),
+  '/show-storage': () => ({
+    body: `<!doctype html><title>Storage</title><p id="storage"></p>
+      <script>document.getElementById('storage').textContent = localStorage.getItem('device_note') ?? 'none'</script>`,
+  }),
   '/cross-host': (_request, port) => ({
     body: `<!doctype html><title>Cross host</title>
       <a href="http://127.0.0.1:${port}/next">Other host</a>

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, startRemoteChromium } from '../../server/browser/test-support';
+import { startBrowserlessServer } from '../support/browserless-server';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
@@ -174,6 +175,33 @@ describe('device egress policy on a browserless endpoint of this machine', () =>
       await remoteService.stop();
       await remote.stop();
       await profile.remove();
+    }
+  });
+
+  it('holds for a device of a real browserless server, which launches a browser of its own per device', async () => {
+    const browserless = await startBrowserlessServer({ concurrent: 1 });
+    const browserlessService = await startTestService({
+      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'false',
+      OPERATOR_TEST_ALLOW_DESTINATIONS: `127.0.0.1:${site.port}`,
+      OPERATOR_BROWSER: 'browserless',
+      BROWSERLESS_URL: browserless.url,
+    });
+    try {
+      const browserlessTenant = await createTenant(browserlessService);
+      const browserlessApi = apiClient(browserlessService.url, await browserlessTenant.key(['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read']));
+      const device = await browserlessApi('POST', '/v1/devices', { space_id: browserlessTenant.spaceId });
+      expect(device.status).toBe(201);
+      const run = async (prompt: string) => {
+        const submitted = await browserlessApi('POST', `/v1/devices/${device.body.id}/tasks`, { prompt });
+        return waitForTaskEnd(browserlessApi, submitted.body.id);
+      };
+      expect((await run(`go to http://127.0.0.1:${privateServer.port}/ then return the title`)).result).toEqual({ error: 'destination_blocked', detail: blockedDetail });
+      expect(await run(`go to http://127.0.0.1:${site.port}/ then return the title`)).toMatchObject({ status: 'succeeded', result: 'Public' });
+      expect(privateServer.hits).toEqual([]);
+      await browserlessApi('DELETE', `/v1/devices/${device.body.id}`);
+    } finally {
+      await browserlessService.stop();
+      await browserless.stop();
     }
   });
 });
