@@ -96,7 +96,7 @@ export async function captureDeviceState(context: BrowserContext, origins: Visit
     await withStandInPage(context, async (open) => {
       for (const origin of recentFirst) {
         const page = await open(origin);
-        const items = await page.evaluate(READ_LOCAL_STORAGE_SCRIPT, {});
+        const items = await page.evaluate(READ_LOCAL_STORAGE_SCRIPT);
         if (items.length === 0) continue;
         const size = Buffer.byteLength(JSON.stringify(items));
         if (size > budget) continue;

@@ -13,12 +13,12 @@ import {
   DOM_CLICK_FUNCTION,
   FIND_CLICK_TARGET_SCRIPT,
   FIND_FIELD_SCRIPT,
-  MAX_OBSERVED_ELEMENTS,
   SAME_TAB_NAVIGATION_SCRIPT,
   SCROLL_SCRIPT,
   SELECT_OPTION_FUNCTION,
   TAG_NAME_FUNCTION,
 } from './in-page-scripts.js';
+import { MAX_OBSERVED_ELEMENTS } from './in-page/contract.js';
 import { openLiveView } from './live-view.js';
 import {
   elementByRef,

@@ -5,15 +5,17 @@
 import type { ElementHandle, Frame, JSHandle, Page } from 'puppeteer-core';
 import {
   DECISIVE_MATCH_RANK,
+  type FramePlacement,
+  type ObservedElement,
+  type RankedMatch,
+  type TextOfResult,
+} from './in-page/contract.js';
+import {
   FIND_BY_REF_SCRIPT,
   FRAME_PLACEMENT_FUNCTION,
   HAS_TEXT_SCRIPT,
   OBSERVE_SCRIPT,
   TEXT_OF_SCRIPT,
-  type FramePlacement,
-  type ObservedElement,
-  type RankedMatch,
-  type TextOfResult,
 } from './in-page-scripts.js';
 import type { InteractiveElement } from './types.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../../db/client';
-import { BrowserLaunchError, BrowserPool, type BrowserHandle, type BrowserProvider } from '../../browser';
+import { FakeBrowserProvider } from '../../../test/support/fake-browser-provider';
+import { BrowserLaunchError, BrowserPool, type BrowserProvider } from '../../browser';
 import { ApiError } from '../../errors';
 import type { DeviceRow } from './device-resource';
 import { launchBrowser, type DeviceDeps } from './transitions';
@@ -19,20 +20,27 @@ function depsWith(provider: BrowserProvider, maxBrowsers: number) {
   return { deps, logged };
 }
 
-function provider(launch: () => Promise<BrowserHandle>): BrowserProvider {
-  return { kind: 'local', launch, destroyProfile: async () => undefined, shutdown: async () => undefined, isReachable: async () => true };
-}
-
 describe('launchBrowser', () => {
-  it('turns a full pool into 503 capacity_exhausted carrying the pool’s retry hint', async () => {
-    const { deps } = depsWith(provider(() => Promise.reject(new Error('never called'))), 0);
+  it('starts the device’s browser for the device’s organization', async () => {
+    const provider = new FakeBrowserProvider();
+    const { deps } = depsWith(provider, 5);
+    await launchBrowser(deps, row);
+    expect(provider.calls).toEqual([{ method: 'launch', args: [{ deviceId: row.id, orgId: row.orgId }] }]);
+  });
+
+  it('turns a full pool into 503 capacity_exhausted carrying the pool’s retry hint, launching nothing', async () => {
+    const provider = new FakeBrowserProvider();
+    const { deps } = depsWith(provider, 0);
     const error = await launchBrowser(deps, row).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ apiCode: 'capacity_exhausted', status: 503, headers: { 'Retry-After': '7' } });
+    expect(provider.calls).toEqual([]);
   });
 
   it('turns a browser that will not start into a 500 that shows nothing of the cause', async () => {
-    const { deps, logged } = depsWith(provider(() => Promise.reject(new BrowserLaunchError('Chromium crashed at /secret/path', true))), 5);
+    const provider = new FakeBrowserProvider();
+    provider.failLaunches(new BrowserLaunchError('Chromium crashed at /secret/path', true));
+    const { deps, logged } = depsWith(provider, 5);
     const error = await launchBrowser(deps, row).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ apiCode: 'internal_error', status: 500 });
     expect((error as ApiError).toBody('req_x').error.message).not.toContain('secret');

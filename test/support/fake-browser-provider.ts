@@ -1,0 +1,68 @@
+import { FakePageDriver } from '../../server/agent/testing/fake-page-driver';
+import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver } from '../../server/browser';
+
+export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind'>;
+
+export interface ProviderCall {
+  method: ProviderMethod;
+  args: unknown[];
+}
+
+/**
+ * A recording BrowserProvider for unit tests of the code above the browser layer (the
+ * pool, the device transitions); integration tests start real Chromium instead. No
+ * browser is started: a launch answers with a FakeBrowserHandle, or fails once a test
+ * has said so. Every call is recorded in order.
+ */
+export class FakeBrowserProvider implements BrowserProvider {
+  readonly kind = 'local';
+  readonly calls: ProviderCall[] = [];
+  /** What isReachable() answers. */
+  reachable = true;
+  #launchFailure: Error | null = null;
+
+  /** Every later launch throws `error`, like a provider whose browser will not start. */
+  failLaunches(error: Error): void {
+    this.#launchFailure = error;
+  }
+
+  async launch(request: LaunchRequest): Promise<BrowserHandle> {
+    this.calls.push({ method: 'launch', args: [request] });
+    if (this.#launchFailure !== null) throw this.#launchFailure;
+    return new FakeBrowserHandle(request.deviceId);
+  }
+
+  async destroyProfile(deviceId: string): Promise<void> {
+    this.calls.push({ method: 'destroyProfile', args: [deviceId] });
+  }
+
+  async shutdown(): Promise<void> {
+    this.calls.push({ method: 'shutdown', args: [] });
+  }
+
+  async isReachable(): Promise<boolean> {
+    this.calls.push({ method: 'isReachable', args: [] });
+    return this.reachable;
+  }
+}
+
+/** A launched fake browser: its page is a FakePageDriver; it never goes away on its own. */
+export class FakeBrowserHandle implements BrowserHandle {
+  readonly pid = null;
+  readonly driver = new FakePageDriver();
+
+  constructor(readonly deviceId: string) {}
+
+  async page(): Promise<PageDriver> {
+    return this.driver;
+  }
+
+  /** A fake browser has no screen to show; tests of live views fake the view itself. */
+  async liveView(): Promise<LiveView> {
+    throw new Error('a fake browser has no live view');
+  }
+
+  onDisconnected(): void {}
+
+  async close(): Promise<void> {}
+}
