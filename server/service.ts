@@ -29,7 +29,6 @@ import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
 import { startConsole } from './next-console';
 import type { Services } from './services';
-import { findChromium } from './browser';
 
 export interface RunningService {
   server: Server;
@@ -50,8 +49,16 @@ const SHUTDOWN_GRACE_MS = 10_000;
  */
 export async function startService(config: Config): Promise<RunningService> {
   const log = createLogger(config.logLevel);
+  const browserProvider = createBrowserProvider({
+    kind: config.browser.kind,
+    chromiumPath: config.browser.chromiumPath,
+    browserlessUrl: config.browser.browserlessUrl,
+    dataDir: config.dataDir,
+    browserUsers: config.browser.users,
+    allowUnsandboxed: config.browser.allowUnsandboxed,
+  });
   // Fail at start, with one clear line, rather than at the first device create.
-  if (config.browser.kind === 'local') findChromium(config.browser.chromiumPath);
+  for (const warning of await browserProvider.start()) log.warn(warning);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const services: Services = {
@@ -61,15 +68,7 @@ export async function startService(config: Config): Promise<RunningService> {
     log,
     instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
     hostId: await loadHostId(config.dataDir),
-    browserPool: new BrowserPool(
-      createBrowserProvider({
-        kind: config.browser.kind,
-        chromiumPath: config.browser.chromiumPath,
-        browserlessUrl: config.browser.browserlessUrl,
-        dataDir: config.dataDir,
-      }),
-      { maxBrowsers: config.browser.maxBrowsers },
-    ),
+    browserPool: new BrowserPool(browserProvider, { maxBrowsers: config.browser.maxBrowsers }),
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
     rateLimiter: await RateLimiter.create(config.rateLimit, database.url),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),

@@ -45,6 +45,11 @@ export class BrowserlessProvider implements BrowserProvider {
 
   constructor(private readonly options: BrowserlessProviderOptions) {}
 
+  /** Nothing to check before the first connection: the endpoint's browsers are its own. */
+  async start(): Promise<string[]> {
+    return [];
+  }
+
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
     const cookieFile = path.join(profileDirectory(this.options.dataDir, request.deviceId), COOKIE_FILE_NAME);
     const endpoint = deviceEndpoint(this.options.endpoint, request.deviceId);

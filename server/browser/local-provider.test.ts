@@ -14,7 +14,7 @@ import {
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserPool, CapacityExhaustedError, DeviceOrganizationMismatchError } from './pool.js';
 import { createBrowserProvider } from './provider-factory.js';
-import { CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
 import { ActionError, BrowserLaunchError } from './types.js';
 
 let server: PageServer;
@@ -37,7 +37,7 @@ function profileDir(deviceId: string): string {
 describe('local provider through the pool', () => {
   it('keeps cookies across close and launch, leaves no process behind, and destroy removes the profile', async () => {
     const pool = new BrowserPool(
-      createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir }),
+      createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, browserUsers: BROWSER_ISOLATION.users, allowUnsandboxed: false }),
       { maxBrowsers: 2 },
     );
     const first = await pool.launch('sleeper', 'org-1');
@@ -65,7 +65,7 @@ describe('local provider through the pool', () => {
   });
 
   it('shares one launch between concurrent callers, enforces capacity and organization, and reports a killed browser as lost', async () => {
-    const pool = new BrowserPool(new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir }), {
+    const pool = new BrowserPool(new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION }), {
       maxBrowsers: 1,
       retryAfterSeconds: 7,
     });
@@ -146,7 +146,7 @@ describe('crash recovery', () => {
     const deviceProfile = profileDir('stale-lock');
     await mkdir(deviceProfile, { recursive: true });
     await symlink('some-other-host-424242', path.join(deviceProfile, 'SingletonLock'));
-    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir });
+    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION });
     const handle = await provider.launch({ deviceId: 'stale-lock', orgId: 'org-1' });
     try {
       await (await handle.page()).navigate(server.url('/next'));
@@ -172,7 +172,7 @@ describe('crash recovery', () => {
   });
 
   it('refuses device ids that would escape the profiles directory', async () => {
-    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir });
+    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION });
     await expect(provider.launch({ deviceId: '../escape', orgId: 'org-1' })).rejects.toBeInstanceOf(BrowserLaunchError);
   });
 });

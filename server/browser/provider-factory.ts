@@ -1,3 +1,4 @@
+import type { BrowserUserRange } from './browser-users.js';
 import { BrowserlessProvider } from './browserless-provider.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserLaunchError, type BrowserProvider } from './types.js';
@@ -13,6 +14,10 @@ export interface BrowserProviderOptions {
   dataDir: string;
   /** Local provider only; defaults to true. */
   headless?: boolean;
+  /** Local provider only: the uids and group its browsers run as when the service runs as root. */
+  browserUsers: BrowserUserRange;
+  /** Local provider only: start Chromium unsandboxed where the kernel offers no sandbox. */
+  allowUnsandboxed: boolean;
 }
 
 export function createBrowserProvider(options: BrowserProviderOptions): BrowserProvider {
@@ -22,6 +27,8 @@ export function createBrowserProvider(options: BrowserProviderOptions): BrowserP
         chromiumPath: options.chromiumPath,
         dataDir: options.dataDir,
         headless: options.headless,
+        users: options.browserUsers,
+        allowUnsandboxed: options.allowUnsandboxed,
       });
     case 'browserless':
       if (options.browserlessUrl === null) {

@@ -20,7 +20,7 @@ function depsWith(provider: BrowserProvider, maxBrowsers: number) {
 }
 
 function provider(launch: () => Promise<BrowserHandle>): BrowserProvider {
-  return { kind: 'local', launch, destroyProfile: async () => undefined, shutdown: async () => undefined };
+  return { kind: 'local', start: async () => [], launch, destroyProfile: async () => undefined, shutdown: async () => undefined };
 }
 
 describe('launchBrowser', () => {
