@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from './api/openapi';
 import { EventStreams, taskEventsRoute } from './api/tasks/stream-task-events';
 import { BrowserPool, createBrowserProvider } from './browser';
 import type { Config } from './config';
+import { holdDataDirectory } from './domain/devices/data-directory-lock';
 import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
 import { loadHostId } from './domain/devices/host-id';
 import { registerHost } from './domain/hosts/host-registry';
@@ -28,6 +29,7 @@ import { webhookDeliveryWorker } from './jobs/webhook-delivery';
 import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
 import { startConsole } from './next-console';
+import type { FileLock } from './os/file-lock';
 import type { Services } from './services';
 
 export interface RunningService {
@@ -48,6 +50,17 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * console, WebSocket upgrades) and the background workers on one port.
  */
 export async function startService(config: Config): Promise<RunningService> {
+  // One process per data directory (the host), held until close() or until this process dies.
+  const dataDirectory = await holdDataDirectory(config.dataDir);
+  try {
+    return await startOnDataDirectory(config, dataDirectory);
+  } catch (error) {
+    dataDirectory.release();
+    throw error;
+  }
+}
+
+async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Promise<RunningService> {
   const log = createLogger(config.logLevel);
   const browserProvider = createBrowserProvider({
     kind: config.browser.kind,
@@ -157,6 +170,7 @@ export async function startService(config: Config): Promise<RunningService> {
         await services.taskChannel.close();
         await nextConsole?.close();
         await database.close();
+        dataDirectory.release();
       })();
       return closing;
     },
