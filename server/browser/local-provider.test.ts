@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +11,7 @@ import {
   processGroupMembers,
   waitForExit,
 } from './chromium-process.js';
+import { systemStateDirectoryFor } from '../os/system-state-directory.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserPool, CapacityExhaustedError, DeviceOrganizationMismatchError } from './pool.js';
 import { createBrowserProvider } from './provider-factory.js';
@@ -169,6 +170,34 @@ describe('crash recovery', () => {
     expect((error as BrowserLaunchError).message).toMatch(/apt-get install chromium/);
     expect((error as BrowserLaunchError).message).not.toContain('\n');
     expect(findChromium(null)).toMatch(/chrom/);
+  });
+
+  it('closes, before any browser starts, a profile a former version left open', async () => {
+    const leftOpen = profileDir('left-open');
+    await mkdir(leftOpen, { recursive: true });
+    await chmod(leftOpen, 0o755);
+    expect(await new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION }).start()).toEqual([]);
+    const closed = await stat(leftOpen);
+    expect([closed.uid, closed.mode & 0o777]).toEqual([process.getuid!(), 0o700]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('as root, keeps profiles under /var/lib when a folder above the data directory is private, moving older ones there once', async () => {
+    // A checkout under /root: the browsers' uids cannot pass the folder above the data directory.
+    const privateFolder = await makeTempDir('private-');
+    const dataDir = path.join(privateFolder.dir, 'data');
+    await mkdir(path.join(dataDir, 'profiles', 'older'), { recursive: true });
+    const profilesRoot = path.join(systemStateDirectoryFor(dataDir), 'profiles');
+    try {
+      const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir, ...BROWSER_ISOLATION });
+      await provider.start();
+      expect(existsSync(path.join(dataDir, 'profiles'))).toBe(false);
+      const handle = await provider.launch({ deviceId: 'older', orgId: 'org-1' });
+      expect(await readFile(path.join(profilesRoot, 'older', PID_FILE_NAME), 'utf8')).toBe(`${handle.pid}\n`);
+      await provider.shutdown();
+    } finally {
+      await privateFolder.remove();
+      await rm(systemStateDirectoryFor(dataDir), { recursive: true, force: true });
+    }
   });
 
   it('refuses device ids that would escape the profiles directory', async () => {

@@ -5,7 +5,7 @@
 // finds every other profile closed. As any other user, everything is that user's, 0700.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { preparePassableDirectory, SYSTEM_STATE_ROOT } from '../os/system-state-directory.js';
@@ -23,19 +23,27 @@ export const BROWSER_HOME = 'home';
 export async function prepareProfilesRoot(dataDir: string, browserGid: number | null): Promise<string> {
   const root = localProfilesRoot(dataDir);
   if (browserGid === null) {
-    await mkdir(root, { recursive: true, mode: 0o700 });
-    return root;
-  }
-  await mkdir(dataDir, { recursive: true });
-  if (isUnder(root, SYSTEM_STATE_ROOT)) {
-    await preparePassableDirectory(path.dirname(root));
-    await moveProfilesOnce(path.join(path.resolve(dataDir), 'profiles'), root);
+    await mkdir(root, { recursive: true });
+    await chmod(root, 0o700);
   } else {
-    await letGroupPass(dataDir, browserGid);
+    await mkdir(dataDir, { recursive: true });
+    if (isUnder(root, SYSTEM_STATE_ROOT)) {
+      await preparePassableDirectory(path.dirname(root));
+      await moveProfilesOnce(path.join(path.resolve(dataDir), 'profiles'), root);
+    } else {
+      await letGroupPass(dataDir, browserGid);
+    }
+    await mkdir(root, { recursive: true });
+    await chown(root, 0, browserGid);
+    await chmod(root, 0o710);
   }
-  await mkdir(root, { recursive: true });
-  await chown(root, 0, browserGid);
-  await chmod(root, 0o710);
+  // No browser runs yet: every profile is closed, including any a former version left
+  // open (0755, or owned by a uid that a crash never took back).
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    if (browserGid === null) await chmod(path.join(root, entry.name), 0o700);
+    else await takeProfileBack(path.join(root, entry.name));
+  }
   return root;
 }
 
