@@ -1,11 +1,12 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { connectDatabase } from '../db/client';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
 import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
+import { launchChromiumAsTheService } from '../server/browser/test-support';
 
 // `npm run bench:devices`: device create latency (POST /v1/devices, through the real
 // service in its own process) and resident memory per active device at 1, 5 and 10
@@ -15,7 +16,7 @@ import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
 const COUNTS = [1, 5, 10];
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The local provider's own flags, for a fair floor. */
+/** The local provider's own flags, uid and sandbox, for a fair floor. */
 const FLAGS = CHROMIUM_FLAGS;
 
 interface Memory {
@@ -77,7 +78,14 @@ async function settle(): Promise<void> {
 }
 
 async function launchBare(userDataDir: string): Promise<Browser> {
-  return puppeteer.launch({ executablePath: CHROMIUM_PATH, userDataDir, headless: true, pipe: true, args: FLAGS, defaultViewport: { width: 1280, height: 800 } });
+  return launchChromiumAsTheService(userDataDir, FLAGS, CHROMIUM_PATH);
+}
+
+/** A folder for bare profiles that their browser uids may pass (as the service's profiles folder lets them). */
+async function profilesFolder(prefix: string): Promise<string> {
+  const root = await mkdtemp(path.join(tmpdir(), prefix));
+  await chmod(root, 0o711);
+  return root;
 }
 
 /** Latencies of one batch of N creates, and the memory of the N browsers once settled. */
@@ -178,7 +186,7 @@ async function bareBatch(root: string, label: string, count: number): Promise<Ba
  * one batch of ten moves by a few hundred milliseconds with whatever else runs.
  */
 async function benchServiceAndFloor(): Promise<{ service: Figures[]; bare: Figures[] }> {
-  const root = await mkdtemp(path.join(tmpdir(), 'bench-bare-'));
+  const root = await profilesFolder('bench-bare-');
   const serviceBench = await startServiceBench();
   const serviceBatches = new Map<number, Batch[]>(COUNTS.map((count) => [count, []]));
   const bareBatches = new Map<number, Batch[]>(COUNTS.map((count) => [count, []]));
@@ -215,7 +223,7 @@ function pooledFigures(count: number, batches: Batch[]): Figures {
 
 /** The alternative: one browser per organization, a device = its own context and page. */
 async function benchSharedContexts(): Promise<{ browserLaunchMs: number; figures: Figures[] }> {
-  const root = await mkdtemp(path.join(tmpdir(), 'bench-contexts-'));
+  const root = await profilesFolder('bench-contexts-');
   const results: Figures[] = [];
   let browserLaunchMs = 0;
   try {

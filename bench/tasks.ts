@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import { connectDatabase } from '../db/client';
+import { launchChromiumAsTheService } from '../server/browser/test-support';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
@@ -14,7 +14,7 @@ import { startTaskPages, type TaskPages } from '../test/support/task-pages';
 // 3. throughput of 10 devices running tasks at once.
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The local provider's flags (server/browser/local-provider.ts), for a fair comparison. */
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = ['--disable-gpu', '--disable-quic', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const STEPS = 5;
 const OVERHEAD_RUNS = 20;
 const SUBMITS = 200;
@@ -53,7 +53,7 @@ async function benchAgent(call: Call, baseUrl: string, key: string, deviceId: st
 /** The same five actions, directly with puppeteer-core. */
 async function benchDirect(pages: TaskPages): Promise<number[]> {
   const profile = await mkdtemp(path.join(tmpdir(), 'bench-tasks-direct-'));
-  const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, userDataDir: profile, headless: true, pipe: true, args: FLAGS, defaultViewport: { width: 1280, height: 800 } });
+  const browser = await launchChromiumAsTheService(profile, FLAGS, CHROMIUM_PATH);
   const perStep: number[] = [];
   try {
     const page = await browser.newPage();

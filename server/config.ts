@@ -37,6 +37,19 @@ function isAddressOrRange(entry: string): boolean {
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** An id a process may run as: neither root nor the 32-bit "no id" value. */
+const unprivilegedIdNumber = z.number().int().min(1).max(4294967294);
+const unprivilegedId = z.coerce.number().pipe(unprivilegedIdNumber);
+
+/** "<first>-<last>", inclusive. */
+const idRange = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => /^\d+-\d+$/.test(value.trim()), { message: 'expected <first>-<last>, e.g. 60601-60999' })
+    .transform((value) => value.trim().split('-').map(Number) as [number, number])
+    .pipe(z.tuple([unprivilegedIdNumber, unprivilegedIdNumber]).refine(([first, last]) => first <= last, { message: 'the first id exceeds the last' }));
+
 /** Prices in micro-units of currency per unit; unset means unpriced (no `cost_micro`). */
 const price = z.coerce.number().int().nonnegative().optional();
 
@@ -55,6 +68,10 @@ const EnvSchema = z.object({
   CHROMIUM_PATH: optionalString,
   BROWSERLESS_URL: optionalString,
   OPERATOR_MAX_BROWSERS: positiveInt(10),
+  OPERATOR_ALLOW_UNSANDBOXED_BROWSER: booleanFromEnv,
+  // Ids no account uses: systemd leaves 60578-61183 unassigned.
+  OPERATOR_BROWSER_UIDS: idRange('60601-60999'),
+  OPERATOR_BROWSER_GID: unprivilegedId.default(60600),
   OPERATOR_REGIONS: csv('local'),
 
   OPERATOR_MODEL_BASE_URL: optionalString,
@@ -118,6 +135,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.OPERATOR_BROWSER === 'browserless' && e.BROWSERLESS_URL === null) {
     throw new Error('Invalid configuration: OPERATOR_BROWSER=browserless needs BROWSERLESS_URL.');
   }
+  const [firstBrowserUid, lastBrowserUid] = e.OPERATOR_BROWSER_UIDS;
+  if (lastBrowserUid - firstBrowserUid + 1 < e.OPERATOR_MAX_BROWSERS) {
+    throw new Error('Invalid configuration: OPERATOR_BROWSER_UIDS must hold at least OPERATOR_MAX_BROWSERS uids (one per running browser).');
+  }
+  if (e.OPERATOR_BROWSER_GID >= firstBrowserUid && e.OPERATOR_BROWSER_GID <= lastBrowserUid) {
+    throw new Error('Invalid configuration: OPERATOR_BROWSER_GID must lie outside OPERATOR_BROWSER_UIDS.');
+  }
   const model =
     e.OPERATOR_MODEL_BASE_URL !== null && e.OPERATOR_MODEL !== null
       ? { baseUrl: e.OPERATOR_MODEL_BASE_URL, apiKey: e.OPERATOR_MODEL_API_KEY ?? '', model: e.OPERATOR_MODEL }
@@ -145,6 +169,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       chromiumPath: e.CHROMIUM_PATH,
       browserlessUrl: e.BROWSERLESS_URL,
       maxBrowsers: e.OPERATOR_MAX_BROWSERS,
+      allowUnsandboxed: e.OPERATOR_ALLOW_UNSANDBOXED_BROWSER,
+      /** As root, each running local browser gets a uid of this range, all of them this group. */
+      users: { firstUid: firstBrowserUid, lastUid: lastBrowserUid, gid: e.OPERATOR_BROWSER_GID },
     },
     /** What devices' browsers may connect to (server/net/egress-policy.ts). */
     egress: {

@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from './api/openapi';
 import { EventStreams, taskEventsRoute } from './api/tasks/stream-task-events';
 import { BrowserPool, createBrowserProvider } from './browser';
 import type { Config } from './config';
+import { holdDataDirectory } from './domain/devices/data-directory-lock';
 import { deviceStateStore } from './domain/devices/device-state-store';
 import { closeHostMetering, markDeviceLost, reconcileHostDevices } from './domain/devices/device-upkeep';
 import { loadHostId } from './domain/devices/host-id';
@@ -34,8 +35,9 @@ import { webhookDeliveryWorker } from './jobs/webhook-delivery';
 import type { Worker } from './jobs/worker';
 import { createLogger } from './log';
 import { startConsole } from './next-console';
+import type { FileLock } from './os/file-lock';
 import type { Services } from './services';
-import { findChromium, isLocalEndpoint } from './browser';
+import { isLocalEndpoint } from './browser';
 import { EgressPolicy } from './net/egress-policy';
 import { EgressProxy } from './net/egress-proxy';
 
@@ -57,15 +59,42 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * console, WebSocket upgrades) and the background workers on one port.
  */
 export async function startService(config: Config): Promise<RunningService> {
+  // One process per data directory (the host), held until close() or until this process dies.
+  const dataDirectory = await holdDataDirectory(config.dataDir);
+  try {
+    return await startOnDataDirectory(config, dataDirectory);
+  } catch (error) {
+    dataDirectory.release();
+    throw error;
+  }
+}
+
+async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Promise<RunningService> {
   const log = createLogger(config.logLevel);
-  // Fail at start, with one clear line, rather than at the first device create.
-  if (config.browser.kind === 'local') findChromium(config.browser.chromiumPath);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress));
   const browserlessElsewhere = config.browser.kind === 'browserless' && !isLocalEndpoint(config.browser.browserlessUrl ?? '');
   if (browserlessElsewhere) {
     log.warn('the browserless endpoint is on another machine: its deployment must enforce the device egress policy (docs/api.md, "Device egress")');
+  }
+  const browserProvider = createBrowserProvider({
+    kind: config.browser.kind,
+    chromiumPath: config.browser.chromiumPath,
+    browserlessUrl: config.browser.browserlessUrl,
+    dataDir: config.dataDir,
+    egress: browserlessElsewhere ? null : egressProxy,
+    deviceStates: deviceStateStore(database.db),
+    browserUsers: config.browser.users,
+    allowUnsandboxed: config.browser.allowUnsandboxed,
+  });
+  try {
+    // Fail at start, with one clear line, rather than at the first device create.
+    for (const warning of await browserProvider.start()) log.warn(warning);
+  } catch (error) {
+    await egressProxy.close();
+    await database.close();
+    throw error;
   }
   const limiterStore = LimiterStore.open(config.rateLimit.store, database.url);
   const services: Services = {
@@ -75,17 +104,7 @@ export async function startService(config: Config): Promise<RunningService> {
     log,
     instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
     hostId: await loadHostId(config.dataDir),
-    browserPool: new BrowserPool(
-      createBrowserProvider({
-        kind: config.browser.kind,
-        chromiumPath: config.browser.chromiumPath,
-        browserlessUrl: config.browser.browserlessUrl,
-        dataDir: config.dataDir,
-        egress: browserlessElsewhere ? null : egressProxy,
-        deviceStates: deviceStateStore(database.db),
-      }),
-      { maxBrowsers: config.browser.maxBrowsers },
-    ),
+    browserPool: new BrowserPool(browserProvider, { maxBrowsers: config.browser.maxBrowsers }),
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
@@ -193,6 +212,7 @@ export async function startService(config: Config): Promise<RunningService> {
         await services.keyRevocations.close();
         await nextConsole?.close();
         await database.close();
+        dataDirectory.release();
       })();
       return closing;
     },

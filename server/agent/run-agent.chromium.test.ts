@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTaskPages, type TaskPages } from '../../test/support/task-pages';
 import { LocalBrowserProvider } from '../browser/local-provider';
+import { BROWSER_ISOLATION } from '../browser/test-support';
 import type { BrowserHandle, PageDriver } from '../browser/types';
 import { createModelPlanner } from './model-planner';
 import { createOfflinePlanner } from './offline-planner';
@@ -24,7 +25,7 @@ beforeAll(async () => {
   site = await startTaskPages();
   origin = new URL(site.url('/')).origin;
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'agent-chromium-'));
-  handle = await new LocalBrowserProvider({ chromiumPath: null, dataDir, egress: null }).launch({ deviceId: 'agent-device', orgId: 'org-1' });
+  handle = await new LocalBrowserProvider({ chromiumPath: null, dataDir, ...BROWSER_ISOLATION, egress: null }).launch({ deviceId: 'agent-device', orgId: 'org-1' });
   driver = await handle.page();
 });
 

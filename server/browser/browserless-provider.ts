@@ -60,6 +60,11 @@ export class BrowserlessProvider implements BrowserProvider {
     this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
   }
 
+  /** Nothing to check before the first connection: the endpoint's browsers are its own. */
+  async start(): Promise<string[]> {
+    return [];
+  }
+
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
     const { deviceId } = request;
     const endpoint = deviceEndpoint(this.options.endpoint, this.options.egress);

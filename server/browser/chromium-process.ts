@@ -2,8 +2,9 @@
 // file each profile carries, and killing process groups left over from a crashed run.
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
-import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { localProfilesRoot } from './profile-directory.js';
 import { BrowserLaunchError } from './types.js';
 
 export const PID_FILE_NAME = 'chromium.pid';
@@ -62,8 +63,14 @@ function isExecutable(file: string): boolean {
   }
 }
 
+/**
+ * Written as a new file: the profile belongs to the browser's uid, which could have put a
+ * link to some other file in its place, and the service must never write through it.
+ */
 export async function writePidFile(profileDir: string, pid: number): Promise<void> {
-  await writeFile(path.join(profileDir, PID_FILE_NAME), `${pid}\n`);
+  const file = path.join(profileDir, PID_FILE_NAME);
+  await rm(file, { force: true });
+  await writeFile(file, `${pid}\n`, { flag: 'wx' });
 }
 
 /**
@@ -99,7 +106,11 @@ export async function reclaimProfile(profileDir: string): Promise<void> {
  * Returns the pids that were killed.
  */
 export async function killOrphans(dataDir: string): Promise<number[]> {
-  const profilesDir = path.join(path.resolve(dataDir), 'profiles');
+  return killOrphansIn(localProfilesRoot(dataDir));
+}
+
+/** killOrphans() for the profiles under `profilesDir`. */
+export async function killOrphansIn(profilesDir: string): Promise<number[]> {
   let deviceDirs: string[];
   try {
     deviceDirs = await readdir(profilesDir);
@@ -135,6 +146,44 @@ export async function killProcessGroup(pid: number): Promise<void> {
     }
   }
   await waitUntil(async () => !(await isRunning(pid)) && (await processGroupMembers(pid)).length === 0);
+}
+
+/**
+ * SIGKILLs every process whose real uid is `uid` and waits until none is left. Only for
+ * a browser uid this process holds (browser-users.ts): whatever runs under it is ours.
+ */
+export async function killProcessesOfUser(uid: number): Promise<void> {
+  const kill = async () => {
+    const found = await processesOfUser(uid);
+    for (const pid of found) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        if (!isErrorCode(error, 'ESRCH')) throw error;
+      }
+    }
+    return found.length === 0;
+  };
+  await waitUntil(kill);
+}
+
+/** Live (non-zombie) processes whose real uid is `uid`. */
+export async function processesOfUser(uid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let status: string;
+    try {
+      status = await readFile(`/proc/${entry}/status`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "Uid:\t<real>\t<effective>\t<saved>\t<filesystem>", "State:\t<letter> (<name>)"
+    const realUid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    const state = /^State:\s+(\S)/m.exec(status)?.[1];
+    if (Number(realUid) === uid && state !== 'Z' && state !== 'X') found.push(Number(entry));
+  }
+  return found;
 }
 
 export async function waitForExit(pid: number): Promise<boolean> {
@@ -196,12 +245,19 @@ export async function isChromiumOfProfile(pid: number, profileDir: string): Prom
   return isChromium && args.includes(`--user-data-dir=${path.resolve(profileDir)}`) && (await isRunning(pid));
 }
 
+/** Read without following a link the browser's uid may have put in its place. */
 async function readPidFile(profileDir: string): Promise<number | null> {
+  let file;
   try {
-    return parsePid(await readFile(path.join(profileDir, PID_FILE_NAME), 'utf8'));
+    file = await open(path.join(profileDir, PID_FILE_NAME), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   } catch (error) {
-    if (isErrorCode(error, 'ENOENT')) return null;
+    if (isErrorCode(error, 'ENOENT') || isErrorCode(error, 'ELOOP')) return null;
     throw error;
+  }
+  try {
+    return parsePid(await file.readFile('utf8'));
+  } finally {
+    await file.close();
   }
 }
 

@@ -3,7 +3,7 @@ import puppeteer, { type CDPSession } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openLiveView } from './live-view.js';
 import { LocalBrowserProvider } from './local-provider.js';
-import { CHROMIUM_PATH, makeTempDir, startPageServer, startRemoteChromium, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, startRemoteChromium, type PageServer } from './test-support.js';
 import {
   ActionError,
   InvalidLiveInputError,
@@ -32,7 +32,7 @@ const LIVE_FIELD = { x: 500, y: 120 };
 beforeAll(async () => {
   server = await startPageServer();
   temp = await makeTempDir('live-view-');
-  provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null });
+  provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null });
   handle = await provider.launch({ deviceId: 'live-device', orgId: 'org-1' });
   driver = await handle.page();
 });

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,10 +11,11 @@ import {
   processGroupMembers,
   waitForExit,
 } from './chromium-process.js';
+import { systemStateDirectoryFor } from '../os/system-state-directory.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserPool, CapacityExhaustedError, DeviceOrganizationMismatchError } from './pool.js';
 import { createBrowserProvider } from './provider-factory.js';
-import { CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
 import { ActionError, BrowserLaunchError } from './types.js';
 
 let server: PageServer;
@@ -37,7 +38,7 @@ function profileDir(deviceId: string): string {
 describe('local provider through the pool', () => {
   it('keeps cookies across close and launch, leaves no process behind, and destroy removes the profile', async () => {
     const pool = new BrowserPool(
-      createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, egress: null }),
+      createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, browserUsers: BROWSER_ISOLATION.users, allowUnsandboxed: false, egress: null }),
       { maxBrowsers: 2 },
     );
     const first = await pool.launch('sleeper', 'org-1');
@@ -65,7 +66,7 @@ describe('local provider through the pool', () => {
   });
 
   it('shares one launch between concurrent callers, enforces capacity and organization, and reports a killed browser as lost', async () => {
-    const pool = new BrowserPool(new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null }), {
+    const pool = new BrowserPool(new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null }), {
       maxBrowsers: 1,
       retryAfterSeconds: 7,
     });
@@ -146,7 +147,7 @@ describe('crash recovery', () => {
     const deviceProfile = profileDir('stale-lock');
     await mkdir(deviceProfile, { recursive: true });
     await symlink('some-other-host-424242', path.join(deviceProfile, 'SingletonLock'));
-    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null });
+    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null });
     const handle = await provider.launch({ deviceId: 'stale-lock', orgId: 'org-1' });
     try {
       await (await handle.page()).navigate(server.url('/next'));
@@ -171,8 +172,36 @@ describe('crash recovery', () => {
     expect(findChromium(null)).toMatch(/chrom/);
   });
 
+  it('closes, before any browser starts, a profile a former version left open', async () => {
+    const leftOpen = profileDir('left-open');
+    await mkdir(leftOpen, { recursive: true });
+    await chmod(leftOpen, 0o755);
+    expect(await new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null }).start()).toEqual([]);
+    const closed = await stat(leftOpen);
+    expect([closed.uid, closed.mode & 0o777]).toEqual([process.getuid!(), 0o700]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('as root, keeps profiles under /var/lib when a folder above the data directory is private, moving older ones there once', async () => {
+    // A checkout under /root: the browsers' uids cannot pass the folder above the data directory.
+    const privateFolder = await makeTempDir('private-');
+    const dataDir = path.join(privateFolder.dir, 'data');
+    await mkdir(path.join(dataDir, 'profiles', 'older'), { recursive: true });
+    const profilesRoot = path.join(systemStateDirectoryFor(dataDir), 'profiles');
+    try {
+      const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir, ...BROWSER_ISOLATION, egress: null });
+      await provider.start();
+      expect(existsSync(path.join(dataDir, 'profiles'))).toBe(false);
+      const handle = await provider.launch({ deviceId: 'older', orgId: 'org-1' });
+      expect(await readFile(path.join(profilesRoot, 'older', PID_FILE_NAME), 'utf8')).toBe(`${handle.pid}\n`);
+      await provider.shutdown();
+    } finally {
+      await privateFolder.remove();
+      await rm(systemStateDirectoryFor(dataDir), { recursive: true, force: true });
+    }
+  });
+
   it('refuses device ids that would escape the profiles directory', async () => {
-    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null });
+    const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null });
     await expect(provider.launch({ deviceId: '../escape', orgId: 'org-1' })).rejects.toBeInstanceOf(BrowserLaunchError);
   });
 });

@@ -1,6 +1,11 @@
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { runsAsRoot } from '../os/system-state-directory.js';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
+import { decideSandbox, kernelOffersSandbox, type SandboxDecision } from './browser-sandbox.js';
+import { BrowserUsers, type BrowserUserClaim, type BrowserUserRange } from './browser-users.js';
+import { chromiumCommand, SETPRIV_PATH } from './chromium-command.js';
 import {
   findChromium,
   killProcessGroup,
@@ -9,17 +14,31 @@ import {
   writePidFile,
 } from './chromium-process.js';
 import { egressFlags } from './egress-flags.js';
-import { profileDirectory } from './profile-directory.js';
+import { handProfileTo, prepareProfilesRoot, takeProfileBack } from './profile-access.js';
+import { profileIn } from './profile-directory.js';
 import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type EgressGate, type LaunchRequest } from './types.js';
 
 export interface LocalBrowserProviderOptions {
   /** Chromium executable; null looks for chromium, chromium-browser, google-chrome on PATH. */
   chromiumPath: string | null;
-  /** Profiles live in <dataDir>/profiles/<deviceId>. */
+  /** Profiles live in <dataDir>/profiles/<deviceId> (see localProfilesRoot). */
   dataDir: string;
   headless?: boolean;
   /** The egress proxy every browser must use; null only in tests of the provider itself. */
   egress: EgressGate | null;
+  /** The uids and group browsers run as when the service runs as root. */
+  users: BrowserUserRange;
+  /** Start Chromium without its sandbox when the kernel offers none (local use only). */
+  allowUnsandboxed: boolean;
+}
+
+/** What start() found once, for every launch. */
+interface LocalBrowserSetup {
+  chromiumPath: string;
+  /** null when the service does not run as root: browsers run as its own user. */
+  users: BrowserUsers | null;
+  profilesRoot: string;
+  sandbox: SandboxDecision;
 }
 
 /**
@@ -30,7 +49,6 @@ export interface LocalBrowserProviderOptions {
 export const CHROMIUM_FLAGS = [
   '--disable-crash-reporter',
   '--disable-breakpad',
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
   '--disable-dev-shm-usage',
@@ -52,28 +70,51 @@ const VIEWPORT = { width: 1280, height: 800 };
  * too, and a pid file in the profile lets killOrphans() clean up after a crashed run.
  * puppeteer's own SIGINT/SIGTERM/SIGHUP handlers stay off: the service decides when to
  * shut down; puppeteer still kills the group if the Node process exits.
+ *
+ * Chromium always runs with its sandbox (unless an operator allowed otherwise where the
+ * kernel offers none), never as root: as root, each browser runs under a uid of its own
+ * (browser-users.ts) on a profile only that uid may enter (profile-access.ts).
  */
 export class LocalBrowserProvider implements BrowserProvider {
   readonly kind = 'local' as const;
   private readonly running = new Set<BrowserHandle>();
-  private executablePath: string | null = null;
+  private setup: Promise<LocalBrowserSetup> | null = null;
+  /** Per device, the cleanup of its last browser; a launch on the profile waits for it. */
+  private readonly retiring = new Map<string, Promise<void>>();
 
   constructor(private readonly options: LocalBrowserProviderOptions) {}
 
+  /** Finds Chromium, prepares the profiles and decides the sandbox, once; launch() does it if start() was not called. */
+  async start(): Promise<string[]> {
+    const setup = await this.ready();
+    return setup.sandbox.warning === null ? [] : [setup.sandbox.warning];
+  }
+
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
-    const executablePath = (this.executablePath ??= findChromium(this.options.chromiumPath));
-    const profileDir = profileDirectory(this.options.dataDir, request.deviceId);
-    await mkdir(profileDir, { recursive: true });
+    const setup = await this.ready();
+    const profileDir = profileIn(setup.profilesRoot, request.deviceId);
+    await this.retiring.get(request.deviceId);
+    await mkdir(profileDir, { recursive: true, mode: 0o700 });
     await reclaimProfile(profileDir);
 
+    const claim = setup.users === null ? null : await setup.users.claim();
     let browser: Browser;
     try {
-      browser = await puppeteer.launch({
-        executablePath,
-        userDataDir: profileDir,
+      await handProfileTo(profileDir, claim?.user ?? null);
+      const command = chromiumCommand({
+        chromiumPath: setup.chromiumPath,
+        user: claim?.user ?? null,
+        profileDir,
         headless: this.options.headless ?? true,
+        sandboxed: setup.sandbox.sandboxed,
+        flags: [...CHROMIUM_FLAGS, ...(this.options.egress ? egressFlags(this.options.egress) : [])],
+      });
+      browser = await puppeteer.launch({
+        executablePath: command.executablePath,
+        args: command.args,
+        ignoreDefaultArgs: true,
+        env: command.env,
         pipe: true,
-        args: [...CHROMIUM_FLAGS, ...(this.options.egress ? egressFlags(this.options.egress) : [])],
         defaultViewport: VIEWPORT,
         timeout: LAUNCH_TIMEOUT_MS,
         protocolTimeout: PROTOCOL_TIMEOUT_MS,
@@ -82,15 +123,20 @@ export class LocalBrowserProvider implements BrowserProvider {
         handleSIGHUP: false,
       });
     } catch {
+      await this.giveBack(profileDir, claim);
       throw new BrowserLaunchError(`Chromium did not start for device ${request.deviceId}`, true);
     }
     const pid = browser.process()?.pid;
     if (pid === undefined) {
       await browser.close().catch(() => undefined);
+      await this.giveBack(profileDir, claim);
       throw new BrowserLaunchError(`Chromium did not start for device ${request.deviceId}`, true);
     }
     await writePidFile(profileDir, pid);
 
+    let retired: Promise<void> | null = null;
+    // After a close or a crash, once; the device's next launch waits for it.
+    const retire = () => (retired ??= this.track(request.deviceId, this.retire(pid, profileDir, claim)));
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
       deviceId: request.deviceId,
       pid,
@@ -100,24 +146,23 @@ export class LocalBrowserProvider implements BrowserProvider {
       release: async () => {
         this.running.delete(handle);
         await Promise.race([browser.close().catch(() => undefined), delay(GRACEFUL_CLOSE_MS)]);
-        await killProcessGroup(pid);
-        await removePidFile(profileDir, pid);
+        await retire();
       },
     });
     browser.once('disconnected', () => {
       if (!this.running.delete(handle)) return;
       handle.notifyDisconnected();
       // After a crash the group may still hold renderers; reap them and the pid file.
-      void killProcessGroup(pid)
-        .then(() => removePidFile(profileDir, pid))
-        .catch(() => undefined);
+      void retire().catch(() => undefined);
     });
     this.running.add(handle);
     return handle;
   }
 
   async destroyProfile(deviceId: string): Promise<void> {
-    await rm(profileDirectory(this.options.dataDir, deviceId), { recursive: true, force: true });
+    const setup = await this.ready();
+    await this.retiring.get(deviceId);
+    await rm(profileIn(setup.profilesRoot, deviceId), { recursive: true, force: true });
   }
 
   async isReachable(): Promise<boolean> {
@@ -131,6 +176,68 @@ export class LocalBrowserProvider implements BrowserProvider {
 
   async shutdown(): Promise<void> {
     await Promise.all([...this.running].map((handle) => handle.close()));
+    await Promise.all(this.retiring.values());
+  }
+
+  private ready(): Promise<LocalBrowserSetup> {
+    this.setup ??= this.prepare();
+    return this.setup;
+  }
+
+  private async prepare(): Promise<LocalBrowserSetup> {
+    const chromiumPath = findChromium(this.options.chromiumPath);
+    const users = runsAsRoot() ? new BrowserUsers(this.options.users) : null;
+    if (users !== null) {
+      if (!existsSync(SETPRIV_PATH)) {
+        throw new BrowserLaunchError(`${SETPRIV_PATH} (util-linux) is needed to run Chromium as an unprivileged user`, false);
+      }
+      await users.checkUnused();
+    }
+    const profilesRoot = await prepareProfilesRoot(this.options.dataDir, users?.gid ?? null);
+    const sandbox = decideSandbox(await sandboxAvailable(users), this.options.allowUnsandboxed);
+    return { chromiumPath, users, profilesRoot, sandbox };
+  }
+
+  /** No process of the browser's group left, its pid file gone, its profile and uid given back. */
+  private async retire(pid: number, profileDir: string, claim: BrowserUserClaim | null): Promise<void> {
+    try {
+      await killProcessGroup(pid);
+      await removePidFile(profileDir, pid);
+    } finally {
+      await this.giveBack(profileDir, claim);
+    }
+  }
+
+  /** Records `cleanup` as the device's retiring browser until it settles. */
+  private track(deviceId: string, cleanup: Promise<void>): Promise<void> {
+    const settled: Promise<void> = cleanup
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.retiring.get(deviceId) === settled) this.retiring.delete(deviceId);
+      });
+    this.retiring.set(deviceId, settled);
+    return cleanup;
+  }
+
+  /** The profile back to root (so the uid, once free, cannot enter it), then the uid back. */
+  private async giveBack(profileDir: string, claim: BrowserUserClaim | null): Promise<void> {
+    if (claim === null) return;
+    try {
+      await takeProfileBack(profileDir);
+    } finally {
+      await claim.release();
+    }
+  }
+}
+
+/** Probed under a claimed browser uid when browsers get one: that is whose namespaces count. */
+async function sandboxAvailable(users: BrowserUsers | null): Promise<boolean> {
+  if (users === null) return kernelOffersSandbox(null);
+  const claim = await users.claim();
+  try {
+    return await kernelOffersSandbox(claim.user);
+  } finally {
+    await claim.release();
   }
 }
 

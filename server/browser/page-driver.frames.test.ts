@@ -1,8 +1,8 @@
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHROMIUM_FLAGS } from './local-provider.js';
 import { PuppeteerPageDriver } from './page-driver.js';
-import { CHROMIUM_PATH, startPageServer, type PageServer } from './test-support.js';
+import { launchChromiumAsTheService, makeTempDir, startPageServer, type PageServer } from './test-support.js';
 import type { PageObservation } from './types.js';
 
 // Whether a cross-site iframe runs out of process depends on site isolation, which
@@ -24,26 +24,20 @@ afterAll(async () => {
 
 describe.each(ISOLATION_MODES)('iframes with $mode', ({ flag, outOfProcess }) => {
   let browser: Browser;
+  let profile: Awaited<ReturnType<typeof makeTempDir>>;
   let page: Page;
   let driver: PuppeteerPageDriver;
 
   beforeAll(async () => {
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      pipe: true,
-      args: [...CHROMIUM_FLAGS, flag],
-      defaultViewport: { width: 1280, height: 800 },
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
+    profile = await makeTempDir('frames-');
+    browser = await launchChromiumAsTheService(profile.dir, [...CHROMIUM_FLAGS, flag]);
     page = await browser.newPage();
     driver = await PuppeteerPageDriver.create(page, () => browser.connected, null);
   });
 
   afterAll(async () => {
     await browser?.close();
+    await profile?.remove();
   });
 
   beforeEach(async () => {

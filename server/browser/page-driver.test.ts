@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalBrowserProvider } from './local-provider.js';
-import { CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
 import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
 
 // One Chromium serves every driver test; each test starts from a fresh navigation.
@@ -12,7 +12,7 @@ let driver: PageDriver;
 beforeAll(async () => {
   server = await startPageServer();
   temp = await makeTempDir('page-driver-');
-  const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, egress: null });
+  const provider = new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null });
   handle = await provider.launch({ deviceId: 'driver-device', orgId: 'org-1' });
   driver = await handle.page();
 });

@@ -1,3 +1,4 @@
+import type { BrowserUserRange } from './browser-users.js';
 import { BrowserlessProvider } from './browserless-provider.js';
 import type { DeviceStateStore } from './device-state.js';
 import { LocalBrowserProvider } from './local-provider.js';
@@ -18,6 +19,10 @@ export interface BrowserProviderOptions {
   egress: EgressGate | null;
   /** Where remote devices keep cookies and localStorage between launches; required for browserless. */
   deviceStates?: DeviceStateStore;
+  /** Local provider only: the uids and group its browsers run as when the service runs as root. */
+  browserUsers: BrowserUserRange;
+  /** Local provider only: start Chromium unsandboxed where the kernel offers no sandbox. */
+  allowUnsandboxed: boolean;
 }
 
 export function createBrowserProvider(options: BrowserProviderOptions): BrowserProvider {
@@ -28,6 +33,8 @@ export function createBrowserProvider(options: BrowserProviderOptions): BrowserP
         dataDir: options.dataDir,
         headless: options.headless,
         egress: options.egress,
+        users: options.browserUsers,
+        allowUnsandboxed: options.allowUnsandboxed,
       });
     case 'browserless':
       if (options.browserlessUrl === null) {

@@ -6,8 +6,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { loadConfig } from '../config.js';
+import { BrowserUsers } from './browser-users.js';
+import { chromiumCommand } from './chromium-command.js';
+import { handProfileTo } from './profile-access.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** The users and sandbox rule the service gives local browsers by default (server/config.ts). */
+export const BROWSER_ISOLATION = (({ users, allowUnsandboxed }) => ({ users, allowUnsandboxed }))(loadConfig({}).browser);
 
 export interface PageServer {
   port: number;
@@ -202,6 +210,32 @@ export async function startPageServer(): Promise<PageServer> {
 export async function makeTempDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A Chromium started as the local provider starts one (sandboxed; as root, under a
+ * browser uid of its own on a profile handed to it), with the caller's flags: for tests
+ * and benchmarks that drive a browser outside the provider. `profileDir`'s parent must
+ * let that uid pass (a mkdtemp folder directly under /tmp does). The uid is given back
+ * when the browser disconnects.
+ */
+export async function launchChromiumAsTheService(profileDir: string, flags: readonly string[], chromiumPath = CHROMIUM_PATH): Promise<Browser> {
+  const claim = process.getuid?.() === 0 ? await new BrowserUsers(BROWSER_ISOLATION.users).claim() : null;
+  await handProfileTo(profileDir, claim?.user ?? null);
+  const command = chromiumCommand({ chromiumPath, user: claim?.user ?? null, profileDir, headless: true, sandboxed: true, flags });
+  const browser = await puppeteer.launch({
+    executablePath: command.executablePath,
+    args: command.args,
+    ignoreDefaultArgs: true,
+    env: command.env,
+    pipe: true,
+    defaultViewport: { width: 1280, height: 800 },
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+  });
+  if (claim !== null) browser.once('disconnected', () => void claim.release());
+  return browser;
 }
 
 export interface RemoteChromium {

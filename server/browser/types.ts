@@ -140,6 +140,12 @@ export interface LaunchRequest {
 
 export interface BrowserProvider {
   readonly kind: 'local' | 'browserless';
+  /**
+   * Checks, once and before any launch, what the provider needs (executable, sandbox),
+   * throwing BrowserLaunchError with one clear line when it cannot run. Returns warning
+   * lines for the service's log.
+   */
+  start(): Promise<string[]>;
   /** Starts (or re-attaches) the device's browser on its persistent profile. */
   launch(request: LaunchRequest): Promise<BrowserHandle>;
   /** Removes everything kept for the device (profile directory or remote profile). */

@@ -26,6 +26,12 @@ export class FakeBrowserProvider implements BrowserProvider {
     this.#launchFailure = error;
   }
 
+  /** Nothing to prepare: no warnings. */
+  async start(): Promise<string[]> {
+    this.calls.push({ method: 'start', args: [] });
+    return [];
+  }
+
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
     this.calls.push({ method: 'launch', args: [request] });
     if (this.#launchFailure !== null) throw this.#launchFailure;

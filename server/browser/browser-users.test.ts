@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+import { accountClash, BrowserUsers } from './browser-users.js';
+import { isRunning, processesOfUser } from './chromium-process.js';
+import { SETPRIV_PATH } from './chromium-command.js';
+
+const range = { firstUid: 60601, lastUid: 60999, gid: 60600 };
+
+describe('browser users', () => {
+  it('refuses a range holding an account’s uid, or a gid a group uses, naming it', () => {
+    const passwd = 'root:x:0:0:root:/root:/bin/bash\nalice:x:60700:60700::/home/alice:/bin/sh\n';
+    const group = 'root:x:0:\nbrowsers:x:60600:\n';
+    expect(accountClash(range, 'root:x:0:0:root:/root:/bin/bash\n', 'root:x:0:\n')).toBeNull();
+    expect(accountClash(range, passwd, 'root:x:0:\n')).toMatch(/uid 60700 of account "alice" is in OPERATOR_BROWSER_UIDS/);
+    expect(accountClash(range, 'root:x:0:0::/:/bin/sh\n', group)).toMatch(/gid 60600 of group "browsers" is OPERATOR_BROWSER_GID/);
+  });
+
+  it('takes its range from the configuration, refusing one smaller than the browsers it must run', () => {
+    expect(loadConfig({}).browser.users).toEqual(range);
+    expect(loadConfig({ OPERATOR_BROWSER_UIDS: '70000-70009', OPERATOR_BROWSER_GID: '69999' }).browser.users).toEqual({ firstUid: 70000, lastUid: 70009, gid: 69999 });
+    expect(() => loadConfig({ OPERATOR_BROWSER_UIDS: '70000-70004' })).toThrow(/OPERATOR_BROWSER_UIDS must hold at least OPERATOR_MAX_BROWSERS/);
+    expect(() => loadConfig({ OPERATOR_BROWSER_UIDS: '0-100' })).toThrow(/OPERATOR_BROWSER_UIDS/);
+    expect(() => loadConfig({ OPERATOR_BROWSER_UIDS: 'many' })).toThrow(/OPERATOR_BROWSER_UIDS/);
+    expect(() => loadConfig({ OPERATOR_BROWSER_GID: '60700' })).toThrow(/OPERATOR_BROWSER_GID must lie outside/);
+  });
+
+  // A corner of the default range that the services other tests start do not reach.
+  const testRange = { firstUid: 60990, lastUid: 60992, gid: 60600 };
+
+  it.skipIf(process.getuid?.() !== 0)('hands each claim its own uid, skips uids other processes hold, and kills what a uid left running', async () => {
+    // Another process (as another service instance would) holds the range's first uid.
+    const other = spawn('flock', ['--nonblock', `/run/browser-device-operator/browser-uids/${testRange.firstUid}`, 'sleep', '30'], { stdio: 'ignore' });
+    const users = new BrowserUsers(testRange);
+    const onlyFirstUid = new BrowserUsers({ ...testRange, lastUid: testRange.firstUid });
+    const firstUidHeld = () => onlyFirstUid.claim().then((claim) => claim.release().then(() => false), () => true);
+    try {
+      await expect.poll(firstUidHeld).toBe(true);
+      const first = await users.claim();
+      const second = await users.claim();
+      expect([first.user.uid, second.user.uid]).toEqual([testRange.firstUid + 1, testRange.firstUid + 2]);
+      await expect(users.claim()).rejects.toThrow(/every browser uid .* is in use/);
+
+      // A process that left the browser's process group still runs under its uid.
+      const escaped = spawn(SETPRIV_PATH, [`--reuid=${first.user.uid}`, `--regid=${first.user.gid}`, '--clear-groups', 'sleep', '30'], { detached: true, stdio: 'ignore' });
+      await expect.poll(() => processesOfUser(first.user.uid)).toEqual([escaped.pid]);
+      await first.release();
+      expect(await isRunning(escaped.pid!)).toBe(false);
+      const again = await users.claim();
+      expect(again.user.uid).toBe(first.user.uid);
+      await Promise.all([again.release(), second.release()]);
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+});
