@@ -1,4 +1,4 @@
-import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
+import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   OBSERVE_SCRIPT,
@@ -8,7 +8,7 @@ import {
   TEXT_OF_SCRIPT,
 } from './in-page-scripts.js';
 import { CHROMIUM_FLAGS } from './local-provider.js';
-import { CHROMIUM_PATH } from './test-support.js';
+import { launchChromiumAsTheService, makeTempDir } from './test-support.js';
 
 // Pages of a made-up origin, answered by request interception: no server needed.
 const ORIGIN = 'http://pages.test';
@@ -36,17 +36,11 @@ describe('the page bundle', () => {
 describe('page functions in Chromium', () => {
   let browser: Browser;
   let page: Page;
+  let profile: Awaited<ReturnType<typeof makeTempDir>>;
 
   beforeAll(async () => {
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      pipe: true,
-      args: CHROMIUM_FLAGS,
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
+    profile = await makeTempDir('page-functions-');
+    browser = await launchChromiumAsTheService(profile.dir, CHROMIUM_FLAGS);
     page = await browser.newPage();
     await page.setRequestInterception(true);
     page.on('request', answer);
@@ -55,6 +49,7 @@ describe('page functions in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
+    await profile?.remove();
   });
 
   beforeEach(async () => {
