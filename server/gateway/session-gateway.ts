@@ -11,8 +11,7 @@ import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
 import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
 import { iso } from '../domain/time';
-import { ApiError } from '../errors';
-import { toApiError } from '../http/to-api-error';
+import { ApiError, asApiError } from '../errors';
 import type { Services } from '../services';
 import { DeviceViews, type SharedView } from './device-views';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
@@ -313,7 +312,7 @@ function parseJson(text: string): unknown {
 
 /** Answers a refused handshake with the CONTRACT.md error body and closes the socket. */
 function refuseHandshake(socket: Duplex, requestId: string, error: unknown, services: Services): void {
-  const { apiError, unexpected } = toApiError(error);
+  const { apiError, unexpected } = asApiError(error);
   if (unexpected) services.log.error({ err: error, requestId }, 'session handshake failed');
   writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
 }
