@@ -34,7 +34,12 @@ const ERROR_TABLE = {
   too_many_sockets: { status: 429, message: 'This session has as many live-view sockets open as it may; close one first.' },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  // The operators' own tools, the console and the admin CLI (docs/api.md, "Operator
+  // console"). Never an answer of /v1, so its OpenAPI document leaves them out.
+  organization_not_found: { status: 404, message: 'No such organization.', operatorTools: true },
+  api_key_not_found: { status: 404, message: 'No such active API key.', operatorTools: true },
+  no_escalation_url: { status: 409, message: 'The organization has no escalation URL to sign deliveries for.', operatorTools: true },
+} as const satisfies Record<string, { status: number; message: string; operatorTools?: true }>;
 
 export type ApiErrorCode = keyof typeof ERROR_TABLE;
 export type ApiErrorStatus = (typeof ERROR_TABLE)[ApiErrorCode]['status'];
@@ -94,4 +99,5 @@ export function asApiError(error: unknown): { apiError: ApiError; unexpected: bo
   return error instanceof ApiError ? { apiError: error, unexpected: false } : { apiError: new ApiError('internal_error'), unexpected: true };
 }
 
-export const apiErrorCodes = Object.keys(ERROR_TABLE) as ApiErrorCode[];
+/** The codes /v1 answers with: the enum of its OpenAPI document's error body. */
+export const apiErrorCodes = (Object.keys(ERROR_TABLE) as ApiErrorCode[]).filter((code) => !('operatorTools' in ERROR_TABLE[code]));

@@ -8,11 +8,10 @@ import { listApiKeys, listOrganizations, pendingEscalations } from '../domain/co
 import { resolveEscalation } from '../domain/escalations/resolve-escalation';
 import { parsePublicId } from '../domain/ids';
 import { isScope, scopes } from '../domain/keys/scopes';
+import { ApiError } from '../errors';
 import {
-  AdminError,
-  checkEscalationUrl,
   createApiKey,
-  createOrganization,
+  createCheckedOrganization,
   createSpace,
   revokeApiKey,
   rotateEscalationSigningSecret,
@@ -20,12 +19,12 @@ import {
 } from '../domain/orgs/operator-admin';
 import { CONSOLE_COOKIE, consoleProcedure, consoleRouter, operatorProcedure, type ConsoleContext } from './console-trpc';
 
-/** What the CLI's AdminError says is for operators; it becomes the console's message. */
+/** The domain's refusals of operator changes become the console's message. */
 async function asOperatorError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof AdminError) throw new TRPCError({ code: 'BAD_REQUEST', message: error.message });
+    if (error instanceof ApiError) throw new TRPCError({ code: 'BAD_REQUEST', message: error.message });
     throw error;
   }
 }
@@ -87,11 +86,10 @@ export const consoleAppRouter = consoleRouter({
     .mutation(({ ctx, input }) =>
       asOperatorError(async () => {
         const escalationUrl = input.escalation_url === '' ? null : input.escalation_url;
-        if (escalationUrl !== null) await checkEscalationUrl(escalationUrl, ctx.services.config.webhooks.allowPrivateDestinations);
-        return createOrganization(
+        return createCheckedOrganization(
           ctx.services.db,
           { name: input.name, entitled: input.entitled, maxDevices: input.max_devices, maxDeviceSeconds: input.max_device_seconds, escalationUrl },
-          byOperator(ctx.operator),
+          { allowPrivateDestinations: ctx.services.config.webhooks.allowPrivateDestinations, origin: byOperator(ctx.operator) },
         );
       }),
     ),

@@ -119,7 +119,7 @@ describe('console administration', () => {
     let status = 200;
     while (status === 200 && Date.now() < deadline) status = (await apiClient(test.url, created.key)('GET', '/v1/whoami')).status;
     expect(status).toBe(401);
-    expect(await failure(client.revokeKey.mutate({ key_id: created.key_id }))).toEqual({ code: 'BAD_REQUEST', message: `No active key with id ${created.key_id}` });
+    expect(await failure(client.revokeKey.mutate({ key_id: created.key_id }))).toEqual({ code: 'BAD_REQUEST', message: 'No such active API key.' });
   });
 
   it('shows an organization’s escalation signing secret once on creation and on each rotation, audited with the operator', async () => {
@@ -138,7 +138,7 @@ describe('console administration', () => {
     expect(unsigned).toEqual({ org_id: expect.any(String) });
     expect(await failure(client.rotateEscalationSecret.mutate({ org_id: unsigned.org_id }))).toEqual({
       code: 'BAD_REQUEST',
-      message: `Organization ${unsigned.org_id} has no escalation URL to sign deliveries for`,
+      message: 'The organization has no escalation URL to sign deliveries for.',
     });
 
     const [audit] = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.action, 'operator.organization.escalation_secret_rotated'));
