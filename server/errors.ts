@@ -36,6 +36,9 @@ const ERROR_TABLE = {
   capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
   // The operators' own tools, the console and the admin CLI (docs/api.md, "Operator
   // console"). Never an answer of /v1, so its OpenAPI document leaves them out.
+  invalid_console_key: { status: 401, message: 'That console key is not valid.', operatorTools: true },
+  console_sign_in_required: { status: 401, message: 'Sign in with your console key.', operatorTools: true },
+  console_header_required: { status: 403, message: 'Console calls must come from the console.', operatorTools: true },
   organization_not_found: { status: 404, message: 'No such organization.', operatorTools: true },
   api_key_not_found: { status: 404, message: 'No such active API key.', operatorTools: true },
   no_escalation_url: { status: 409, message: 'The organization has no escalation URL to sign deliveries for.', operatorTools: true },
