@@ -51,8 +51,9 @@ export function createConsoleHandler(services: Services): (req: IncomingMessage,
       sendErrorResponse(services.log, res, requestId, error);
       return;
     }
-    // The context is the /v1 procedures' (one tRPC instance); the console reads bodies
-    // itself, above, so there is never a deferred body error.
+    // The context is the /v1 procedures' (one tRPC instance), with this request's id, so
+    // the adapter is bound per request; the console reads bodies itself, above, so there
+    // is never a deferred body error.
     createHTTPHandler({ ...options, createContext: () => ({ requestId, req, res, services, bodyError: null }) })(req, res);
   };
 }

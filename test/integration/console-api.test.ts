@@ -82,6 +82,18 @@ describe('console sign-in', () => {
     expect(await failure(client.signIn.mutate({ console_key: consoleKey.slice(0, -1) + (consoleKey.endsWith('A') ? 'B' : 'A') }))).toEqual(wrongKey);
   });
 
+  it('answers an unknown call, a wrong method and unparsable input with the error table, never a 500', async () => {
+    const call = async (path: string, init: RequestInit = {}) => {
+      const response = await fetch(`${test.url}/console/api/${path}`, { ...init, headers: { 'x-svc-console': '1', 'Content-Type': 'application/json' } });
+      const { error } = (await response.json()) as any;
+      return { status: response.status, code: error.data.code, keys: Object.keys(error.data) };
+    };
+    expect(await call('nothingHere')).toEqual({ status: 404, code: 'not_found', keys: ['code', 'httpStatus'] });
+    expect(await call('signIn')).toEqual({ status: 405, code: 'method_not_allowed', keys: ['code', 'httpStatus'] });
+    expect(await call('signIn', { method: 'POST', body: '{"console_key": ' })).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(await call('keys?input=%7Bnot-json')).toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+
   it('signs in with a console key into an HttpOnly, SameSite=Strict cookie stored only as a hash, and signs out', async () => {
     const { client, jar } = consoleClient();
     expect(await client.signIn.mutate({ console_key: consoleKey })).toEqual({ name: 'Ada' });
