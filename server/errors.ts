@@ -1,5 +1,3 @@
-import { TRPCError } from '@trpc/server';
-
 // Every error code a client can see (CONTRACT.md), its HTTP status and its default
 // one-sentence message. `satisfies` makes a new code without a row a type error.
 const ERROR_TABLE = {
@@ -36,27 +34,18 @@ const ERROR_TABLE = {
   too_many_sockets: { status: 429, message: 'This session has as many live-view sockets open as it may; close one first.' },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  // The operators' own tools, the console and the admin CLI (docs/api.md, "Operator
+  // console"). Never an answer of /v1, so its OpenAPI document leaves them out.
+  invalid_console_key: { status: 401, message: 'That console key is not valid.', operatorTools: true },
+  console_sign_in_required: { status: 401, message: 'Sign in with your console key.', operatorTools: true },
+  console_header_required: { status: 403, message: 'Console calls must come from the console.', operatorTools: true },
+  organization_not_found: { status: 404, message: 'No such organization.', operatorTools: true },
+  api_key_not_found: { status: 404, message: 'No such active API key.', operatorTools: true },
+  no_escalation_url: { status: 409, message: 'The organization has no escalation URL to sign deliveries for.', operatorTools: true },
+} as const satisfies Record<string, { status: number; message: string; operatorTools?: true }>;
 
 export type ApiErrorCode = keyof typeof ERROR_TABLE;
 export type ApiErrorStatus = (typeof ERROR_TABLE)[ApiErrorCode]['status'];
-
-// tRPC needs one of its own codes; the HTTP status we send comes from ERROR_TABLE
-// through the adapter's responseMeta, so this mapping only keeps tRPC's logs sensible.
-const TRPC_CODE_BY_STATUS = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_SUPPORTED',
-  409: 'CONFLICT',
-  410: 'PRECONDITION_FAILED',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_SERVER_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
-} as const satisfies Record<ApiErrorStatus, TRPCError['code']>;
 
 export interface ApiErrorOptions {
   /** Replaces the default message; must be one fixed sentence, never echoing input or secrets. */
@@ -68,8 +57,13 @@ export interface ApiErrorOptions {
   cause?: unknown;
 }
 
-/** The one error type the API throws; the v1 handler turns it into the CONTRACT.md body. */
-export class ApiError extends TRPCError {
+/**
+ * The one error type the service answers with, thrown by the domain and the layers above
+ * it. A plain error: the domain knows nothing of tRPC, and server/trpc converts it for
+ * tRPC in one place (unwrap-trpc-error.ts, error-shape.ts).
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
   readonly apiCode: ApiErrorCode;
   readonly status: ApiErrorStatus;
   readonly param: string | undefined;
@@ -77,7 +71,7 @@ export class ApiError extends TRPCError {
 
   constructor(code: ApiErrorCode, options: ApiErrorOptions = {}) {
     const row = ERROR_TABLE[code];
-    super({ code: TRPC_CODE_BY_STATUS[row.status], message: options.message ?? row.message, cause: options.cause });
+    super(options.message ?? row.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.apiCode = code;
     this.status = row.status;
     this.param = options.param;
@@ -100,8 +94,13 @@ export function invalidRequest(param: string | undefined, message?: string): Api
   return new ApiError('invalid_request', { param, message });
 }
 
-export function isApiErrorCode(value: string): value is ApiErrorCode {
-  return Object.hasOwn(ERROR_TABLE, value);
+/**
+ * What a client is shown for anything thrown: an ApiError as it is; anything else is the
+ * fixed internal_error, and `unexpected` tells the caller to log the original.
+ */
+export function asApiError(error: unknown): { apiError: ApiError; unexpected: boolean } {
+  return error instanceof ApiError ? { apiError: error, unexpected: false } : { apiError: new ApiError('internal_error'), unexpected: true };
 }
 
-export const apiErrorCodes = Object.keys(ERROR_TABLE) as ApiErrorCode[];
+/** The codes /v1 answers with: the enum of its OpenAPI document's error body. */
+export const apiErrorCodes = (Object.keys(ERROR_TABLE) as ApiErrorCode[]).filter((code) => !('operatorTools' in ERROR_TABLE[code]));

@@ -1,4 +1,4 @@
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpLink, isTRPCClientError, TRPCClientError } from '@trpc/client';
 // Types only: no server code reaches the browser bundle.
 import type { ConsoleAppRouter } from '../../server/console/console-router';
 
@@ -11,14 +11,16 @@ export type Organization = Awaited<ReturnType<typeof consoleApi.organizations.qu
 export type ApiKeyRow = Awaited<ReturnType<typeof consoleApi.keys.query>>[number];
 export type PendingEscalation = Awaited<ReturnType<typeof consoleApi.pendingEscalations.query>>[number];
 
+/** The console API's answer when the sign-in cookie is missing or expired: show the sign-in. */
 export function isSignedOut(error: unknown): boolean {
-  return error instanceof TRPCClientError && error.data?.code === 'UNAUTHORIZED';
+  return isTRPCClientError<ConsoleAppRouter>(error) && error.data?.code === 'console_sign_in_required';
 }
 
 /**
- * The message to show an operator for a failed call. The limits the console API applies
- * before tRPC (too many failed sign-ins from this address, ...) answer with the API's
- * CONTRACT.md error body, which tRPC's client does not read itself.
+ * The message to show an operator for a failed call: the error table's sentence, which
+ * tRPC's client reads from its own shape. The limits the console API applies before tRPC
+ * (too many failed sign-ins from this address, ...) answer with the API's CONTRACT.md
+ * error body instead, which tRPC's client does not read itself.
  */
 export function messageOf(error: unknown): string {
   if (error instanceof TRPCClientError) {

@@ -1,11 +1,14 @@
 import { parseArgs } from 'node:util';
+import type { Db } from '../../db/client';
 import { openDatabase } from '../../db/open';
 import { loadConfig, type Config } from '../config';
 import { createOperator } from '../domain/console/operator-accounts';
-import { AdminError, checkEscalationUrl, createApiKey, createOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
+import { createApiKey, createCheckedOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
+import { ApiError } from '../errors';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
-// exit 0; or an error on stderr, exit 1.
+// exit 0; or an error on stderr, exit 1: `{"error": "<message>"}`, with the error table's
+// `code` when the domain refused.
 const USAGE = `usage: npm run --silent admin -- <command> [options]
   org:create --name N [--not-entitled] [--max-devices N] [--max-device-seconds N] [--escalation-url URL]
   space:create --org ORG --name N
@@ -31,14 +34,14 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 
 function required(values: Values, name: keyof Values): string {
   const value = values[name];
-  if (typeof value !== 'string' || value.trim() === '') throw new AdminError(`--${name} is required`);
+  if (typeof value !== 'string' || value.trim() === '') throw new Error(`--${name} is required`);
   return value.trim();
 }
 
 function optionalCount(values: Values, name: 'max-devices' | 'max-device-seconds'): number | null {
   const value = values[name];
   if (value === undefined) return null;
-  if (!/^\d+$/.test(value)) throw new AdminError(`--${name} must be a whole number`);
+  if (!/^\d+$/.test(value)) throw new Error(`--${name} must be a whole number`);
   return Number(value);
 }
 
@@ -62,22 +65,25 @@ async function main(): Promise<void> {
   }
 }
 
-async function run(command: string | undefined, values: Values, db: Parameters<typeof createOrganization>[0], config: Config): Promise<unknown> {
+async function run(command: string | undefined, values: Values, db: Db, config: Config): Promise<unknown> {
   switch (command) {
     case 'org:create':
-      if (values['escalation-url'] !== undefined) await checkEscalationUrl(values['escalation-url'], config.webhooks.allowPrivateDestinations);
-      return createOrganization(db, {
-        name: required(values, 'name'),
-        entitled: values['not-entitled'] !== true,
-        maxDevices: optionalCount(values, 'max-devices'),
-        maxDeviceSeconds: optionalCount(values, 'max-device-seconds'),
-        escalationUrl: values['escalation-url'] ?? null,
-      });
+      return createCheckedOrganization(
+        db,
+        {
+          name: required(values, 'name'),
+          entitled: values['not-entitled'] !== true,
+          maxDevices: optionalCount(values, 'max-devices'),
+          maxDeviceSeconds: optionalCount(values, 'max-device-seconds'),
+          escalationUrl: values['escalation-url'] ?? null,
+        },
+        { allowPrivateDestinations: config.webhooks.allowPrivateDestinations },
+      );
     case 'space:create':
       return createSpace(db, required(values, 'org'), required(values, 'name'));
     case 'key:create': {
       const env = values.env ?? 'test';
-      if (env !== 'live' && env !== 'test') throw new AdminError('--env must be live or test');
+      if (env !== 'live' && env !== 'test') throw new Error('--env must be live or test');
       const scopes = list(required(values, 'scopes'));
       return createApiKey(db, { orgId: required(values, 'org'), scopes, spaceIds: list(values.spaces), env });
     }
@@ -88,12 +94,13 @@ async function run(command: string | undefined, values: Values, db: Parameters<t
     case 'operator:create':
       return createOperator(db, required(values, 'name'));
     default:
-      throw new AdminError(USAGE);
+      throw new Error(USAGE);
   }
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof AdminError ? error.message : error instanceof Error ? error.message : String(error);
-  process.stderr.write(`${JSON.stringify({ error: message })}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  const refused = error instanceof ApiError ? { code: error.apiCode } : {};
+  process.stderr.write(`${JSON.stringify({ error: message, ...refused })}\n`);
   process.exit(1);
 });

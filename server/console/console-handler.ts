@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
-import { ApiError } from '../errors';
+import { ApiError, asApiError } from '../errors';
 import { readBody } from '../http/read-body';
 import { sendErrorResponse } from '../http/send-error';
 import type { Services } from '../services';
+import { unwrapTrpcError } from '../trpc/unwrap-trpc-error';
 import { consoleAppRouter } from './console-router';
-import { readConsoleCookie } from './console-trpc';
 
 /** Mount point of the console API on the service's port. */
 export const CONSOLE_API_PREFIX = '/console/api/';
@@ -18,17 +18,19 @@ const CONSOLE_MAX_BATCH = 10;
  * CONTRACT.md error body: a batch of at most CONSOLE_MAX_BATCH calls (400), every call
  * refused (429) to an address that failed to authenticate too often (console sign-ins
  * count, with every other bearer entrance), and a body of at most 1 MiB (413, refused as
- * soon as the declared length or the bytes received pass it).
+ * soon as the declared length or the bytes received pass it). Past them, errors leave in
+ * tRPC's shape as the error table makes them (server/trpc/api-error-shape.ts), with the
+ * table's status and an error's own headers (Retry-After).
  */
 export function createConsoleHandler(services: Services): (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void> {
-  const handleTrpc = createHTTPHandler({
+  const options = {
     router: consoleAppRouter,
     basePath: CONSOLE_API_PREFIX,
-    createContext: ({ req, res }) => ({ req, res, services, token: readConsoleCookie(req) }),
-    onError: ({ error }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') services.log.error({ err: error.cause ?? error }, 'console call failed');
+    onError: ({ error }: { error: unknown }) => {
+      if (asApiError(unwrapTrpcError(error)).unexpected) services.log.error({ err: error }, 'console call failed');
     },
-  });
+    responseMeta: ({ errors }: { errors: unknown[] }) => ({ headers: Object.assign({}, ...errors.map((error) => asApiError(unwrapTrpcError(error)).apiError.headers)) }),
+  };
 
   return async function handleConsoleApi(req, res, requestId) {
     try {
@@ -49,7 +51,10 @@ export function createConsoleHandler(services: Services): (req: IncomingMessage,
       sendErrorResponse(services.log, res, requestId, error);
       return;
     }
-    handleTrpc(req, res);
+    // The context is the /v1 procedures' (one tRPC instance), with this request's id, so
+    // the adapter is bound per request; the console reads bodies itself, above, so there
+    // is never a deferred body error.
+    createHTTPHandler({ ...options, createContext: () => ({ requestId, req, res, services, bodyError: null }) })(req, res);
   };
 }
 

@@ -1,18 +1,17 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { eq } from 'drizzle-orm';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { devices, sessions } from '../../db/schema';
 import { InvalidLiveInputError } from '../browser';
+import { deviceHostId } from '../domain/hosts/device-host';
 import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
 import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
 import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
+import { currentSession } from '../domain/sessions/live-view-session';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
 import { iso } from '../domain/time';
-import { ApiError } from '../errors';
-import { toApiError } from '../http/to-api-error';
+import { ApiError, asApiError } from '../errors';
 import type { Services } from '../services';
 import { DeviceViews, type SharedView } from './device-views';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
@@ -161,9 +160,9 @@ export class SessionGateway {
    * when the device has no other registered host (it is nowhere, or here).
    */
   async #openRelay(session: SessionRow, publicId: string, req: IncomingMessage): Promise<Relay | null> {
-    const [device] = await this.#services.db.select({ hostId: devices.hostId }).from(devices).where(eq(devices.id, session.deviceId));
-    if (device?.hostId == null || device.hostId === this.#services.hostId) return null;
-    const target = await hostInternalUrl(this.#services.db, device.hostId);
+    const hostId = await deviceHostId(this.#services.db, session.deviceId);
+    if (hostId === null || hostId === this.#services.hostId) return null;
+    const target = await hostInternalUrl(this.#services.db, hostId);
     if (target === null) return null;
     const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
     try {
@@ -171,7 +170,7 @@ export class SessionGateway {
     } catch (error) {
       if (error instanceof RelayRefused) throw error;
       // The host is registered but does not answer: it is down, and so is the browser.
-      this.#services.log.warn({ err: error, hostId: device.hostId }, 'could not relay a session to its device host');
+      this.#services.log.warn({ err: error, hostId }, 'could not relay a session to its device host');
       return null;
     }
   }
@@ -261,9 +260,9 @@ export class SessionGateway {
     const affected = [...this.#connections].filter((connection) => connection.session.id === sessionId);
     if (affected.length === 0) return;
     try {
-      const [row] = await this.#services.db.select().from(sessions).where(eq(sessions.id, sessionId));
+      const row = await currentSession(this.#services.db, sessionId);
       for (const connection of affected) {
-        if (row !== undefined) connection.session = row;
+        if (row !== null) connection.session = row;
         this.#stillLive(connection);
       }
     } catch (error) {
@@ -313,7 +312,7 @@ function parseJson(text: string): unknown {
 
 /** Answers a refused handshake with the CONTRACT.md error body and closes the socket. */
 function refuseHandshake(socket: Duplex, requestId: string, error: unknown, services: Services): void {
-  const { apiError, unexpected } = toApiError(error);
+  const { apiError, unexpected } = asApiError(error);
   if (unexpected) services.log.error({ err: error, requestId }, 'session handshake failed');
   writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
 }

@@ -1,13 +1,14 @@
 import type { ServerResponse } from 'node:http';
+import { asApiError } from '../errors';
 import type { Logger } from '../log';
-import { toApiError } from './to-api-error';
+import { unwrapTrpcError } from '../trpc/unwrap-trpc-error';
 
 /**
  * Writes what a /v1 route threw as the CONTRACT.md error body, with the error's own
  * headers (Retry-After, ...). The unexpected is logged with the request id, never shown.
  */
 export function sendErrorResponse(log: Logger, res: ServerResponse, requestId: string, error: unknown): void {
-  const { apiError, unexpected } = toApiError(error);
+  const { apiError, unexpected } = asApiError(unwrapTrpcError(error));
   if (unexpected) log.error({ err: error, requestId }, 'unexpected error in a /v1 route');
   if (res.headersSent) {
     res.end();

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiError } from '../errors';
 import type { Services } from '../services';
 
+/** The context of every procedure, /v1's (built by the v1 handler) and the console's (by its handler). */
 export interface Context {
   requestId: string;
   req: IncomingMessage;
@@ -11,7 +12,8 @@ export interface Context {
    * A body that could not be read (not JSON, too large, malformed), or a body or query
    * string holding text PostgreSQL cannot store. The v1 handler reads input itself but
    * defers this error so authentication, rate limiting and scope checks still answer
-   * first, in the order CONTRACT.md gives.
+   * first, in the order CONTRACT.md gives. Always null for the console, whose handler
+   * refuses a body it cannot take before tRPC runs.
    */
   bodyError: ApiError | null;
 }

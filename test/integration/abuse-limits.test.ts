@@ -367,7 +367,7 @@ describe('console batches', () => {
     // Served by tRPC: ten answers, each "sign in first" (no cookie).
     const answers = (await atLimit.json()) as any[];
     expect(answers).toHaveLength(10);
-    expect(answers.every((answer) => answer.error.data.code === 'UNAUTHORIZED')).toBe(true);
+    expect(answers.every((answer) => answer.error.data.code === 'console_sign_in_required')).toBe(true);
   });
 });
 

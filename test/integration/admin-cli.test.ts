@@ -71,7 +71,7 @@ describe('npm run admin', () => {
     const again = await admin('key:revoke', '--key-id', created.key_id);
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');
-    expect(JSON.parse(again.stderr.trim()).error).toContain(created.key_id);
+    expect(JSON.parse(again.stderr.trim())).toEqual({ error: 'No such active API key.', code: 'api_key_not_found' });
   });
 
   it('rotates an organization’s escalation signing secret, printing the new one once and auditing who did', async () => {
@@ -96,22 +96,23 @@ describe('npm run admin', () => {
     const orgId: string = created.org_id;
     const { org_id: otherOrg } = json(await admin('org:create', '--name', 'Third'));
     const { space_id: foreignSpace } = json(await admin('space:create', '--org', otherOrg, '--name', 's'));
-    for (const args of [
-      ['nope'],
-      ['key:create', '--org', orgId, '--scopes', 'operator:everything'],
-      ['key:create', '--org', '00000000-0000-4000-8000-000000000000', '--scopes', 'operator:devices:read'],
-      ['key:create', '--org', orgId, '--scopes', 'operator:devices:read', '--spaces', foreignSpace],
-      ['org:create', '--name', 'X', '--max-devices', 'many'],
-      ['org:create', '--name', 'X', '--escalation-url', 'ftp://example.test/hook'],
-      ['org:create', '--name', 'X', '--escalation-url', 'http://169.254.169.254/latest'],
-      ['org:create', '--name', 'X', '--escalation-url', 'https://user:pw@example.test/hook'],
-      ['space:create', '--org', orgId],
-      ['org:rotate-escalation-secret', '--org', orgId],
-      ['org:rotate-escalation-secret', '--org', '00000000-0000-4000-8000-000000000000'],
-    ]) {
+    // The domain's refusals carry the error table's code; a command line the CLI cannot run has none.
+    for (const [args, refusal] of [
+      [['nope'], undefined],
+      [['key:create', '--org', orgId, '--scopes', 'operator:everything'], 'invalid_request'],
+      [['key:create', '--org', '00000000-0000-4000-8000-000000000000', '--scopes', 'operator:devices:read'], 'organization_not_found'],
+      [['key:create', '--org', orgId, '--scopes', 'operator:devices:read', '--spaces', foreignSpace], 'invalid_request'],
+      [['org:create', '--name', 'X', '--max-devices', 'many'], undefined],
+      [['org:create', '--name', 'X', '--escalation-url', 'ftp://example.test/hook'], 'invalid_request'],
+      [['org:create', '--name', 'X', '--escalation-url', 'http://169.254.169.254/latest'], 'invalid_request'],
+      [['org:create', '--name', 'X', '--escalation-url', 'https://user:pw@example.test/hook'], 'invalid_request'],
+      [['space:create', '--org', orgId], undefined],
+      [['org:rotate-escalation-secret', '--org', orgId], 'no_escalation_url'],
+      [['org:rotate-escalation-secret', '--org', '00000000-0000-4000-8000-000000000000'], 'organization_not_found'],
+    ] as const) {
       const result = await admin(...args);
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: '' });
-      expect(typeof JSON.parse(result.stderr.trim()).error).toBe('string');
+      expect(JSON.parse(result.stderr.trim())).toEqual({ error: expect.any(String), ...(refusal === undefined ? {} : { code: refusal }) });
     }
   });
 });

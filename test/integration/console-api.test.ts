@@ -1,4 +1,4 @@
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpLink, isTRPCClientError } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, consoleSessions } from '../../db/schema';
@@ -50,12 +50,18 @@ function consoleClient() {
   return { client, jar };
 }
 
-async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
+/**
+ * A failed call as the console's pages see it: the status, the message and the error
+ * table's code (and the field of an input error), and nothing else of tRPC's shape.
+ */
+async function failure(call: Promise<unknown>): Promise<Record<string, unknown>> {
   try {
     await call;
   } catch (error) {
-    if (error instanceof TRPCClientError) return { code: error.data?.code, message: error.message };
-    throw error;
+    if (!isTRPCClientError<ConsoleAppRouter>(error) || !error.data) throw error;
+    const { httpStatus, ...data } = error.data;
+    expect((error.meta?.response as Response).status).toBe(httpStatus);
+    return { status: httpStatus, message: error.message, ...data };
   }
   throw new Error('expected the call to fail');
 }
@@ -64,10 +70,28 @@ describe('console sign-in', () => {
   it('refuses calls without the console header, and everything but sign-in before signing in', async () => {
     const bare = await fetch(`${test.url}/console/api/me`);
     expect(bare.status).toBe(403);
+    expect(((await bare.json()) as any).error).toEqual({
+      message: 'Console calls must come from the console.',
+      code: -32003,
+      data: { code: 'console_header_required', httpStatus: 403 },
+    });
     const { client } = consoleClient();
-    expect(await failure(client.me.query())).toEqual({ code: 'UNAUTHORIZED', message: 'Sign in with your console key.' });
-    expect(await failure(client.signIn.mutate({ console_key: 'svc_console_aaaaaaaaaaaa_' + 'A'.repeat(43) }))).toMatchObject({ code: 'UNAUTHORIZED' });
-    expect(await failure(client.signIn.mutate({ console_key: consoleKey.slice(0, -1) + (consoleKey.endsWith('A') ? 'B' : 'A') }))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await failure(client.me.query())).toEqual({ status: 401, code: 'console_sign_in_required', message: 'Sign in with your console key.' });
+    const wrongKey = { status: 401, code: 'invalid_console_key', message: 'That console key is not valid.' };
+    expect(await failure(client.signIn.mutate({ console_key: 'svc_console_aaaaaaaaaaaa_' + 'A'.repeat(43) }))).toEqual(wrongKey);
+    expect(await failure(client.signIn.mutate({ console_key: consoleKey.slice(0, -1) + (consoleKey.endsWith('A') ? 'B' : 'A') }))).toEqual(wrongKey);
+  });
+
+  it('answers an unknown call, a wrong method and unparsable input with the error table, never a 500', async () => {
+    const call = async (path: string, init: RequestInit = {}) => {
+      const response = await fetch(`${test.url}/console/api/${path}`, { ...init, headers: { 'x-svc-console': '1', 'Content-Type': 'application/json' } });
+      const { error } = (await response.json()) as any;
+      return { status: response.status, code: error.data.code, keys: Object.keys(error.data) };
+    };
+    expect(await call('nothingHere')).toEqual({ status: 404, code: 'not_found', keys: ['code', 'httpStatus'] });
+    expect(await call('signIn')).toEqual({ status: 405, code: 'method_not_allowed', keys: ['code', 'httpStatus'] });
+    expect(await call('signIn', { method: 'POST', body: '{"console_key": ' })).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(await call('keys?input=%7Bnot-json')).toMatchObject({ status: 400, code: 'invalid_request' });
   });
 
   it('signs in with a console key into an HttpOnly, SameSite=Strict cookie stored only as a hash, and signs out', async () => {
@@ -82,7 +106,7 @@ describe('console sign-in', () => {
     const oldCookie = jar.cookie;
     await client.signOut.mutate();
     jar.cookie = oldCookie;
-    expect(await failure(client.me.query())).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await failure(client.me.query())).toMatchObject({ status: 401, code: 'console_sign_in_required' });
     expect((await test.service.services.db.select().from(consoleSessions).where(eq(consoleSessions.operatorId, stored[0]!.operatorId))).length).toBe(stored.length - 1);
   });
 });
@@ -92,8 +116,15 @@ describe('console administration', () => {
     const { client } = consoleClient();
     await client.signIn.mutate({ console_key: consoleKey });
     expect(await failure(client.createOrganization.mutate({ name: 'Bad', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: 'ftp://x.test/' }))).toEqual({
-      code: 'BAD_REQUEST',
+      status: 400,
+      code: 'invalid_request',
+      param: 'escalation_url',
       message: 'The escalation URL must use https or http.',
+    });
+    expect(await failure(client.createOrganization.mutate({ name: '', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null }))).toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+      param: 'name',
     });
     const { org_id: orgId } = await client.createOrganization.mutate({ name: 'Console Org', entitled: true, max_devices: 2, max_device_seconds: null, escalation_url: null });
     const { space_id: spaceId } = await client.createSpace.mutate({ org_id: orgId, name: 'main' });
@@ -107,7 +138,25 @@ describe('console administration', () => {
     const listed = await client.keys.query({ org_id: orgId });
     expect(listed).toEqual([expect.objectContaining({ key_id: created.key_id, scopes: ['operator:devices:read'], space_ids: [spaceId], revoked_at: null })]);
     expect(JSON.stringify(listed)).not.toContain(created.key.split('_').at(-1));
-    expect(await failure(client.createKey.mutate({ org_id: orgId, scopes: ['operator:everything'], space_ids: [], env: 'test' }))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await failure(client.createKey.mutate({ org_id: orgId, scopes: ['operator:everything'], space_ids: [], env: 'test' }))).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      param: 'scopes.0',
+      message: 'Invalid value for scopes.0: unknown scope.',
+    });
+    const { org_id: otherOrgId } = await client.createOrganization.mutate({ name: 'Other Org', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null });
+    const { space_id: foreignSpaceId } = await client.createSpace.mutate({ org_id: otherOrgId, name: 'theirs' });
+    expect(await failure(client.createKey.mutate({ org_id: orgId, scopes: ['operator:devices:read'], space_ids: [foreignSpaceId], env: 'test' }))).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      param: 'space_ids',
+      message: 'Every Space must be a Space of the organization.',
+    });
+    expect(await failure(client.createSpace.mutate({ org_id: '00000000-0000-4000-8000-000000000000', name: 'nowhere' }))).toEqual({
+      status: 404,
+      code: 'organization_not_found',
+      message: 'No such organization.',
+    });
 
     // The audit trail names the operator behind each change.
     const auditor = await client.createKey.mutate({ org_id: orgId, scopes: ['operator:audit:read'], space_ids: [], env: 'test' });
@@ -119,7 +168,7 @@ describe('console administration', () => {
     let status = 200;
     while (status === 200 && Date.now() < deadline) status = (await apiClient(test.url, created.key)('GET', '/v1/whoami')).status;
     expect(status).toBe(401);
-    expect(await failure(client.revokeKey.mutate({ key_id: created.key_id }))).toEqual({ code: 'BAD_REQUEST', message: `No active key with id ${created.key_id}` });
+    expect(await failure(client.revokeKey.mutate({ key_id: created.key_id }))).toEqual({ status: 404, code: 'api_key_not_found', message: 'No such active API key.' });
   });
 
   it('shows an organization’s escalation signing secret once on creation and on each rotation, audited with the operator', async () => {
@@ -137,8 +186,9 @@ describe('console administration', () => {
     const unsigned = await client.createOrganization.mutate({ name: 'Unsigned Org', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null });
     expect(unsigned).toEqual({ org_id: expect.any(String) });
     expect(await failure(client.rotateEscalationSecret.mutate({ org_id: unsigned.org_id }))).toEqual({
-      code: 'BAD_REQUEST',
-      message: `Organization ${unsigned.org_id} has no escalation URL to sign deliveries for`,
+      status: 409,
+      code: 'no_escalation_url',
+      message: 'The organization has no escalation URL to sign deliveries for.',
     });
 
     const [audit] = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.action, 'operator.organization.escalation_secret_rotated'));
@@ -168,6 +218,9 @@ describe('console administration', () => {
     expect((await api('GET', `/v1/escalations/${pending!.id}`)).body).toMatchObject({ answer: 'Pro', resolved_by: 'operator:Ada' });
     expect((await client.pendingEscalations.query()).map((escalation) => escalation.id)).not.toContain(pending!.id);
     expect(await client.answerEscalation.mutate({ id: pending!.id, answer: 'again', cleared: true })).toMatchObject({ applied: false });
+    for (const id of ['esc_00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+      expect(await failure(client.answerEscalation.mutate({ id, answer: 'Pro', cleared: true }))).toEqual({ status: 404, code: 'escalation_not_found', message: 'No such escalation.' });
+    }
     await api('DELETE', `/v1/devices/${device.body.id}`);
   });
 });

@@ -182,13 +182,13 @@ describe('input text PostgreSQL cannot store', () => {
     const organizationsBefore = (await test.service.services.db.select().from(organizations)).length;
     const before = await databaseState();
 
-    expect(await refused(client.answerEscalation.mutate({ id: ids.esc!, answer: NUL, cleared: true }))).toMatchObject({ status: 400, code: 'BAD_REQUEST', param: 'answer' });
+    expect(await refused(client.answerEscalation.mutate({ id: ids.esc!, answer: NUL, cleared: true }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'answer' });
     expect(await refused(client.createOrganization.mutate({ name: LONE_SURROGATE, entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null }))).toMatchObject({
       status: 400,
-      code: 'BAD_REQUEST',
+      code: 'invalid_request',
       param: 'name',
     });
-    expect(await refused(client.createSpace.mutate({ org_id: tenant.orgId, name: NUL }))).toMatchObject({ status: 400, code: 'BAD_REQUEST', param: 'name' });
+    expect(await refused(client.createSpace.mutate({ org_id: tenant.orgId, name: NUL }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'name' });
 
     expect((await test.service.services.db.select().from(organizations)).length).toBe(organizationsBefore);
     expect(await databaseState()).toEqual(before);

@@ -2,33 +2,44 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { consoleSessions, operators } from '../../../db/schema';
+import { ApiError } from '../../errors';
 import { hashSecret as hashToken } from '../secret-hash';
-import type { Operator } from './operator-accounts';
+import { authenticateConsoleKey, type Operator } from './operator-accounts';
 
 /** A console sign-in lasts a working day; then the operator signs in again. */
 export const CONSOLE_SESSION_MS = 12 * 60 * 60 * 1000;
 
-/** Starts a console session; the token goes in the cookie, only its hash in the database. */
-export async function startConsoleSession(db: Db, operator: Operator): Promise<{ token: string; expiresAt: Date }> {
+/**
+ * Signs an operator in with their console key: 401 invalid_console_key for anything but
+ * an operator's key. The token goes in the cookie, only its hash in the database.
+ */
+export async function signInOperator(db: Db, consoleKey: string): Promise<{ operator: Operator; token: string }> {
+  const operator = await authenticateConsoleKey(db, consoleKey);
+  if (operator === null) throw new ApiError('invalid_console_key');
   const token = `constok_${randomBytes(32).toString('base64url')}`;
-  const [row] = await db
+  await db
     .insert(consoleSessions)
-    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: sql`now() + make_interval(secs => ${CONSOLE_SESSION_MS / 1000})` })
-    .returning({ expiresAt: consoleSessions.expiresAt });
-  return { token, expiresAt: row!.expiresAt };
+    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: sql`now() + make_interval(secs => ${CONSOLE_SESSION_MS / 1000})` });
+  return { operator, token };
 }
 
-/** The operator signed in with this cookie token, or null when it is unknown or expired. */
-export async function consoleOperator(db: Db, token: string): Promise<Operator | null> {
-  const [row] = await db
-    .select({ id: operators.id, name: operators.name })
-    .from(consoleSessions)
-    .innerJoin(operators, eq(operators.id, consoleSessions.operatorId))
-    .where(and(eq(consoleSessions.tokenHash, hashToken(token)), gt(consoleSessions.expiresAt, sql`now()`)));
-  return row ?? null;
+/** The operator signed in with this cookie token; 401 console_sign_in_required without one, or for an unknown or expired one. */
+export async function signedInOperator(db: Db, token: string | null): Promise<Operator> {
+  const [row] =
+    token === null
+      ? []
+      : await db
+          .select({ id: operators.id, name: operators.name })
+          .from(consoleSessions)
+          .innerJoin(operators, eq(operators.id, consoleSessions.operatorId))
+          .where(and(eq(consoleSessions.tokenHash, hashToken(token)), gt(consoleSessions.expiresAt, sql`now()`)));
+  if (row === undefined) throw new ApiError('console_sign_in_required');
+  return row;
 }
 
-export async function endConsoleSession(db: Db, token: string): Promise<void> {
+/** Ends the sign-in of this cookie token; without one there is nothing to end. */
+export async function endConsoleSession(db: Db, token: string | null): Promise<void> {
+  if (token === null) return;
   await db.delete(consoleSessions).where(eq(consoleSessions.tokenHash, hashToken(token)));
 }
 

@@ -1,33 +1,13 @@
 import { asc, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { apiKeys, escalations, organizations, spaces } from '../../../db/schema';
-import { toEscalationResource, type Escalation } from '../escalations/escalation-resource';
+import { toEscalationResource } from '../escalations/escalation-resource';
 import { iso, isoOrNull } from '../time';
+import type { ApiKeyView, OrganizationView, PendingEscalation } from './operator-view-schemas';
 
 // What the console shows operators: every organization of the preview, with its Spaces
 // and keys, and the escalations waiting for a person. Read-only; changes go through
 // operator-admin.ts and the escalation domain like the CLI's and the API's.
-
-export interface OrganizationView {
-  id: string;
-  name: string;
-  entitled: boolean;
-  max_devices: number | null;
-  max_device_seconds: number | null;
-  escalation_url: string | null;
-  created_at: string;
-  spaces: Array<{ id: string; name: string }>;
-}
-
-export interface ApiKeyView {
-  key_id: string;
-  env: string;
-  scopes: string[];
-  space_ids: string[];
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
 
 /** Never more than this many escalations on the queue page: the oldest wait longest. */
 const PENDING_LIMIT = 100;
@@ -64,7 +44,7 @@ export async function listApiKeys(db: Db, orgId: string): Promise<ApiKeyView[]> 
 }
 
 /** Pending escalations of every organization, oldest first, with the organization's name. */
-export async function pendingEscalations(db: Db): Promise<Array<Escalation & { organization: string }>> {
+export async function pendingEscalations(db: Db): Promise<PendingEscalation[]> {
   const rows = await db
     .select({ escalation: escalations, organization: organizations.name })
     .from(escalations)

@@ -1,22 +1,23 @@
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../../db/client';
 import { apiKeys, organizations, spaces } from '../../../db/schema';
+import { ApiError } from '../../errors';
 import { recordAudit } from '../audit/record-audit';
 import { isUuid } from '../ids';
 import { formatApiKey, generateKeyId, generateSecret, type KeyEnv } from '../keys/api-key-format';
 import { notifyKeyRevoked } from '../keys/key-revocations';
 import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
-import { isScope, type Scope } from '../keys/scopes';
+import { isScope } from '../keys/scopes';
 import { checkDestination, type DestinationRefusal } from '../../net/destination';
 import { revokeSessionsOfKey } from '../sessions/session-moves';
 import { generateWebhookSecret } from '../webhooks/signature';
+import type { CreatedApiKey, CreatedOrganization, CreatedSpace, RevokedApiKey, RotatedEscalationSecret } from './operator-admin-results';
 
 // What the preview's operators do: create organizations, Spaces and keys, revoke keys,
 // rotate an organization's escalation signing secret. Used by the admin CLI and the
-// console; every change is audited in its own transaction.
-
-export class AdminError extends Error {}
+// console; every change is audited in its own transaction. Refusals are ApiErrors of the
+// one table, as everywhere in the domain.
 
 /**
  * Who made an operator change, recorded in its audit details (the audit `actor` is
@@ -45,18 +46,23 @@ const ESCALATION_URL_REFUSALS: Record<Exclude<DestinationRefusal, 'dns_failure'>
  * destination rules). A name that does not resolve yet is accepted: delivery resolves it
  * again on every attempt.
  */
-export async function checkEscalationUrl(url: string, allowPrivate: boolean): Promise<void> {
+async function checkEscalationUrl(url: string, allowPrivate: boolean): Promise<void> {
   const check = await checkDestination(url, { allowPrivate });
-  if (!check.ok && check.reason !== 'dns_failure') throw new AdminError(ESCALATION_URL_REFUSALS[check.reason]);
+  if (!check.ok && check.reason !== 'dns_failure') throw new ApiError('invalid_request', { param: 'escalation_url', message: ESCALATION_URL_REFUSALS[check.reason] });
 }
 
 /**
- * The created organization's id, and with an escalation URL the secret its escalation
- * deliveries are signed with: shown this once, like a webhook endpoint's.
+ * An operator's new organization (`org:create`, the console): its escalation URL refused
+ * first if deliveries would refuse it, then the organization created. `createOrganization`
+ * alone trusts its input (tests and benchmarks set up loopback destinations with it).
  */
-export interface CreatedOrganization {
-  org_id: string;
-  escalation_signing_secret?: string;
+export async function createCheckedOrganization(
+  db: Db,
+  input: NewOrganization,
+  { allowPrivateDestinations, origin = CLI }: { allowPrivateDestinations: boolean; origin?: AdminOrigin },
+): Promise<CreatedOrganization> {
+  if (input.escalationUrl !== null) await checkEscalationUrl(input.escalationUrl, allowPrivateDestinations);
+  return createOrganization(db, input, origin);
 }
 
 export async function createOrganization(db: Db, input: NewOrganization, origin: AdminOrigin = CLI): Promise<CreatedOrganization> {
@@ -86,7 +92,7 @@ export async function rotateEscalationSigningSecret(
   db: Db,
   orgId: string,
   origin: AdminOrigin = CLI,
-): Promise<{ org_id: string; escalation_signing_secret: string }> {
+): Promise<RotatedEscalationSecret> {
   return db.transaction(async (tx) => {
     await requireOrganization(tx, orgId);
     const secret = generateWebhookSecret();
@@ -95,7 +101,7 @@ export async function rotateEscalationSigningSecret(
       .set({ escalationSigningSecret: secret })
       .where(and(eq(organizations.id, orgId), isNotNull(organizations.escalationUrl)))
       .returning({ id: organizations.id });
-    if (rotated === undefined) throw new AdminError(`Organization ${orgId} has no escalation URL to sign deliveries for`);
+    if (rotated === undefined) throw new ApiError('no_escalation_url');
     await recordAudit(tx, systemActor(orgId), {
       action: 'operator.organization.escalation_secret_rotated',
       resourceType: 'organization',
@@ -106,7 +112,7 @@ export async function rotateEscalationSigningSecret(
   });
 }
 
-export async function createSpace(db: Db, orgId: string, name: string, origin: AdminOrigin = CLI): Promise<{ space_id: string }> {
+export async function createSpace(db: Db, orgId: string, name: string, origin: AdminOrigin = CLI): Promise<CreatedSpace> {
   return db.transaction(async (tx) => {
     await requireOrganization(tx, orgId);
     const [space] = await tx.insert(spaces).values({ orgId, name }).returning({ id: spaces.id });
@@ -122,15 +128,14 @@ export interface NewKey {
   env: KeyEnv;
 }
 
-export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = CLI) {
-  const unknownScope = input.scopes.find((scope) => !isScope(scope));
-  if (unknownScope !== undefined) throw new AdminError(`Unknown scope: ${unknownScope}`);
+export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = CLI): Promise<CreatedApiKey> {
+  const { scopes } = input;
+  if (!scopes.every(isScope)) throw new ApiError('invalid_request', { param: 'scopes', message: 'Every scope must be one of the published scopes.' });
   return db.transaction(async (tx) => {
     await requireOrganization(tx, input.orgId);
     for (const spaceId of input.spaceIds) {
-      if (!isUuid(spaceId)) throw new AdminError(`Not a Space id: ${spaceId}`);
-      const [space] = await tx.select({ id: spaces.id }).from(spaces).where(and(eq(spaces.id, spaceId), eq(spaces.orgId, input.orgId)));
-      if (space === undefined) throw new AdminError(`Space ${spaceId} does not belong to organization ${input.orgId}`);
+      const [space] = isUuid(spaceId) ? await tx.select({ id: spaces.id }).from(spaces).where(and(eq(spaces.id, spaceId), eq(spaces.orgId, input.orgId))) : [];
+      if (space === undefined) throw new ApiError('invalid_request', { param: 'space_ids', message: 'Every Space must be a Space of the organization.' });
     }
     const keyId = generateKeyId();
     const secret = generateSecret();
@@ -148,7 +153,7 @@ export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = 
       resourceId: keyId,
       details: { env: input.env, scopes: input.scopes, space_ids: input.spaceIds, ...origin },
     });
-    return { key: formatApiKey(input.env, keyId, secret), key_id: keyId, scopes: input.scopes as Scope[], space_ids: input.spaceIds };
+    return { key: formatApiKey(input.env, keyId, secret), key_id: keyId, scopes, space_ids: input.spaceIds };
   });
 }
 
@@ -157,14 +162,14 @@ export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = 
  * transaction: the sessions it minted are revoked (their sockets close), and its event
  * streams hear the notification and end. `publicUrl` builds the revoked sessions' events.
  */
-export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = CLI }: { publicUrl: string; origin?: AdminOrigin }): Promise<{ revoked: true }> {
+export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = CLI }: { publicUrl: string; origin?: AdminOrigin }): Promise<RevokedApiKey> {
   return db.transaction(async (tx) => {
     const [key] = await tx
       .update(apiKeys)
       .set({ revokedAt: new Date() })
       .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
       .returning({ orgId: apiKeys.orgId });
-    if (key === undefined) throw new AdminError(`No active key with id ${keyId}`);
+    if (key === undefined) throw new ApiError('api_key_not_found');
     await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId, details: { ...origin } });
     await revokeSessionsOfKey(tx, publicUrl, keyId);
     await notifyKeyRevoked(tx, keyId);
@@ -174,5 +179,5 @@ export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = 
 
 async function requireOrganization(db: DbOrTx, orgId: string): Promise<void> {
   const [org] = isUuid(orgId) ? await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)) : [];
-  if (org === undefined) throw new AdminError(`No organization with id ${orgId}`);
+  if (org === undefined) throw new ApiError('organization_not_found');
 }

@@ -1,0 +1,36 @@
+import { signedInOperator } from '../domain/console/console-sessions';
+import type { AdminOrigin } from '../domain/orgs/operator-admin';
+import { ApiError } from '../errors';
+import { unstorableInput } from '../storable-text';
+import { publicProcedure } from '../trpc/init';
+import { readConsoleCookie } from './console-cookie';
+
+/**
+ * Every console call carries this header. A page on another site can make a browser send
+ * the cookie (a form post, an image), but not a custom header without a CORS preflight,
+ * which this server never grants: that is the console's CSRF defence, with SameSite.
+ */
+export const CONSOLE_HEADER = 'x-svc-console';
+
+/**
+ * Any console call, signed in or not: the CSRF header first (403
+ * console_header_required), then the input's text, refused (400 invalid_request naming
+ * the field, as on /v1) where PostgreSQL could not store it, before any schema parses it.
+ */
+export const consoleProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+  if (ctx.req.headers[CONSOLE_HEADER] !== '1') throw new ApiError('console_header_required');
+  const unstorable = unstorableInput(await getRawInput());
+  if (unstorable !== null) throw new ApiError('invalid_request', unstorable);
+  return next();
+});
+
+/**
+ * A signed-in operator's call: the sign-in cookie's operator (401
+ * console_sign_in_required without a valid one), and the origin their changes are
+ * audited with (`via: "console"`, the operator's name).
+ */
+export const operatorProcedure = consoleProcedure.use(async ({ ctx, next }) => {
+  const operator = await signedInOperator(ctx.services.db, readConsoleCookie(ctx.req));
+  const auditOrigin: AdminOrigin = { via: 'console', operator: operator.name };
+  return next({ ctx: { operator, auditOrigin } });
+});

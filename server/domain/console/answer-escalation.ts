@@ -1,0 +1,33 @@
+import { eq } from 'drizzle-orm';
+import { escalations } from '../../../db/schema';
+import { ApiError } from '../../errors';
+import { resolveEscalation, type ResolveDeps, type ResolveEscalationResult } from '../escalations/resolve-escalation';
+import { parsePublicId } from '../ids';
+import type { Operator } from './operator-accounts';
+
+export interface OperatorAnswer {
+  /** The escalation's public id. */
+  id: string;
+  /** The answer the task resumes with; empty for none. */
+  answer: string;
+  /** Whether the wall is down; false fails the task. */
+  cleared: boolean;
+}
+
+/**
+ * An operator answers an escalation from the console, of any organization: the same
+ * resolution as the destination's resolve callback, with `resolved_by:
+ * "operator:<name>"` and audited `via: "console"`. A malformed or unknown id is 404
+ * escalation_not_found; answering twice is `applied: false`.
+ */
+export async function answerEscalationAsOperator(deps: ResolveDeps, operator: Operator, answer: OperatorAnswer): Promise<ResolveEscalationResult> {
+  const id = parsePublicId('escalation', answer.id);
+  const [row] = id === null ? [] : await deps.db.select().from(escalations).where(eq(escalations.id, id));
+  if (row === undefined) throw new ApiError('escalation_not_found');
+  return resolveEscalation(
+    deps,
+    row,
+    { answer: answer.answer === '' ? undefined : answer.answer, cleared: answer.cleared, resolved_by: `operator:${operator.name}` },
+    { requestId: null, via: 'console' },
+  );
+}
