@@ -5,9 +5,9 @@ import { keyRecordLoader, lastUsedRecorder } from '../server/domain/keys/key-rec
 import { whoami } from '../server/domain/keys/whoami';
 import { LimiterStore } from '../server/domain/rate-limit/limiter-store';
 import { RateLimiter } from '../server/domain/rate-limit/rate-limiter';
-import { sendErrorResponse } from '../server/http/send-error';
-import { newRequestId } from '../server/http/v1-handler';
-import { createLogger } from '../server/log';
+import { sendErrorResponse } from '../server/trpc/send-error';
+import { newRequestId } from '../server/assembly/v1-handler';
+import { createLogger } from '../server/core/log';
 
 // The service's own per-request work for GET /v1/whoami without tRPC and trpc-to-openapi:
 // request id, the real key cache on the real database, the real rate limiter with its

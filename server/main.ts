@@ -1,5 +1,5 @@
-import { loadConfig } from './config';
-import { startService } from './service';
+import { loadConfig } from './core/config';
+import { startService } from './assembly/start-service';
 
 // The one process: REST API, console, WebSocket gateway and workers on one port.
 async function main(): Promise<void> {

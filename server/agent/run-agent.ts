@@ -1,5 +1,5 @@
 import { ActionError, type PageDriver, type PageObservation } from '../browser/types';
-import { toStorableJson, toStorableText } from '../storable-text';
+import { toStorableJson, toStorableText } from '../core/storable-text';
 import type { AgentAction, HelpKind } from './agent-action';
 import { ACTION_ERROR_FAILURES, FAILURE_DETAILS, type FailureCode } from './failures';
 import { Interrupted, Interruption } from './interruption';

@@ -1,8 +1,8 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { apiErrorCodes } from '../errors';
+import { apiErrorCodes } from '../core/errors';
 import type { Meta } from '../trpc/init';
 import { appRouter } from './router';
-import { taskEventsOpenApiPath } from './tasks/stream-task-events';
+import { taskEventsOpenApiPath } from './task-events-openapi';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../core/config.js';
 import { accountClash, BrowserUsers } from './browser-users.js';
 import { isRunning, processesOfUser } from './chromium-process.js';
 import { SETPRIV_PATH } from './chromium-command.js';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../core/config.js';
 import { BrowserUsers } from './browser-users.js';
 import { chromiumCommand } from './chromium-command.js';
 import { handProfileTo } from './profile-access.js';

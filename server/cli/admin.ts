@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import type { Db } from '../../db/client';
 import { openDatabase } from '../../db/open';
-import { loadConfig, type Config } from '../config';
+import { loadConfig, type Config } from '../core/config';
 import { createOperator } from '../domain/console/operator-accounts';
 import { createApiKey, createCheckedOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
-import { ApiError } from '../errors';
+import { ApiError } from '../core/errors';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
 // exit 0; or an error on stderr, exit 1: `{"error": "<message>"}`, with the error table's

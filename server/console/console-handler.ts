@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
-import { ApiError, asApiError } from '../errors';
+import { ApiError, asApiError } from '../core/errors';
 import { readBody } from '../http/read-body';
-import { sendErrorResponse } from '../http/send-error';
-import type { Services } from '../services';
+import { sendErrorResponse } from '../trpc/send-error';
+import type { Services } from '../services/services';
 import { unwrapTrpcError } from '../trpc/unwrap-trpc-error';
 import { consoleAppRouter } from './console-router';
 

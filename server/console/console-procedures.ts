@@ -1,7 +1,7 @@
 import { signedInOperator } from '../domain/console/console-sessions';
 import type { AdminOrigin } from '../domain/orgs/operator-admin';
-import { ApiError } from '../errors';
-import { unstorableInput } from '../storable-text';
+import { ApiError } from '../core/errors';
+import { unstorableInput } from '../core/storable-text';
 import { publicProcedure } from '../trpc/init';
 import { readConsoleCookie } from './console-cookie';
 

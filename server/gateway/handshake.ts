@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Db } from '../../db/client';
 import { openLiveViewSession } from '../domain/sessions/live-view-session';
 import type { SessionRow } from '../domain/sessions/session-resource';
-import { ApiError } from '../errors';
+import { ApiError } from '../core/errors';
 import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from './gateway-messages';
 
 const WS_PATH = /^\/v1\/sessions\/([^/?#]+)\/ws\/?(?:\?.*)?$/i;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { LimiterStore } from '../domain/rate-limit/limiter-store';
-import { ApiError } from '../errors';
+import { ApiError } from '../core/errors';
 import { clientAddress, TrustedProxies } from './client-address';
 
 export interface AuthFailureSettings {

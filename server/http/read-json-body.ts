@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from '../errors';
+import { ApiError } from '../core/errors';
 import { readBody } from './read-body';
 
 export type BodyReadResult = { ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError };

@@ -1,5 +1,5 @@
 import { closeStrayBrowsers, failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
 
 /**

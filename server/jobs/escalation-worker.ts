@@ -8,7 +8,7 @@ import {
 import { expireOverdueEscalations } from '../domain/escalations/expire-escalations';
 import { deliverWebhook } from '../domain/webhooks/deliver';
 import { signPayload } from '../domain/webhooks/signature';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
 
 // Escalations are rare and wait for people: a one-second tick is prompt enough for both

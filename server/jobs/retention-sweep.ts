@@ -1,7 +1,7 @@
 import { deleteExpiredConsoleSessions } from '../domain/console/console-sessions';
 import { pruneOutbox } from '../domain/events/outbox-retention';
 import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/with-idempotency';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
 
 /** Hourly-ish housekeeping of records past their retention: idempotency keys, the outbox, console sign-ins. */

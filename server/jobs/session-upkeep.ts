@@ -1,5 +1,5 @@
 import { dropLapsedHolds } from '../domain/sessions/session-moves';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
 
 // A hold lasts minutes; dropping it within a second of its end is prompt enough.

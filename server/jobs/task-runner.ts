@@ -12,7 +12,7 @@ import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import type { Worker } from './worker';
 
 /** What the runner needs from the composition root. */

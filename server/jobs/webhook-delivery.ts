@@ -11,7 +11,7 @@ import {
   type ClaimedDelivery,
 } from '../domain/webhooks/delivery-queue';
 import { signPayload } from '../domain/webhooks/signature';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import type { Worker } from './worker';
 
 // The lease outlives one attempt (bounded by the delivery timeout) by this much, which covers

@@ -1,6 +1,6 @@
 import type { TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import { asApiError, type ApiErrorCode, type ApiErrorStatus } from '../errors';
+import { asApiError, type ApiErrorCode, type ApiErrorStatus } from '../core/errors';
 import { unwrapTrpcError } from './unwrap-trpc-error';
 
 // tRPC's JSON-RPC code for each status of the error table. The status sent is the

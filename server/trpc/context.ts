@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiError } from '../errors';
-import type { Services } from '../services';
+import type { ApiError } from '../core/errors';
+import type { Services } from '../services/services';
 
 /** The context of every procedure, /v1's (built by the v1 handler) and the console's (by its handler). */
 export interface Context {

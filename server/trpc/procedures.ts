@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { ApiError } from '../core/errors';
 import { authenticateEscalationBearer } from '../domain/escalations/resolve-escalation';
 import { bearerFrom } from '../domain/escalations/escalation-token';
 import type { Scope } from '../domain/keys/scopes';

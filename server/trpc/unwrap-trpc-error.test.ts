@@ -1,7 +1,7 @@
 import { initTRPC, type AnyTRPCProcedure } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ApiError, asApiError } from '../errors';
+import { ApiError, asApiError } from '../core/errors';
 import { unwrapTrpcError } from './unwrap-trpc-error';
 
 // What a procedure call throws, as tRPC delivers it, back in the error table's terms.

@@ -1,5 +1,5 @@
 import { TRPCError } from '@trpc/server';
-import { ApiError, type ApiErrorCode } from '../errors';
+import { ApiError, type ApiErrorCode } from '../core/errors';
 
 interface ValidationIssue {
   path: PropertyKey[];

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { escalations, taskSteps } from '../../db/schema';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/core/config';
 import { createOperator } from '../../server/domain/console/operator-accounts';
 import { mintEscalationToken } from '../../server/domain/escalations/escalation-token';
 import { parsePublicId } from '../../server/domain/ids';

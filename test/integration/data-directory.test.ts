@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/core/config';
 import { DATA_DIRECTORY_LOCK_FILE } from '../../server/domain/devices/data-directory-lock';
-import { startService } from '../../server/service';
+import { startService } from '../../server/assembly/start-service';
 import { startTestService, type TestService } from '../support/test-service';
 
 // One process per host id: the data directory is the host, and a second service on it

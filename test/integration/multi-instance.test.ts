@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
-import { startService, type RunningService } from '../../server/service';
+import { startService, type RunningService } from '../../server/assembly/start-service';
 import { apiClient } from '../support/http';
 import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
 

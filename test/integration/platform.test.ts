@@ -1,10 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config';
 import { createSpace, revokeApiKey } from '../../server/domain/orgs/operator-admin';
-import { startService } from '../../server/service';
 import { apiClient } from '../support/http';
-import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
 let test: TestService;
 let tenant: TestTenant;
@@ -52,7 +50,7 @@ describe('whoami', () => {
 
   it('sees a revoked key fail on every instance within 1 s', async () => {
     const key = await tenant.key(['operator:devices:read']);
-    const second = await startService(loadConfig({ ...test.env, PORT: '0' }));
+    const second = await startAnotherInstance(test);
     try {
       const calls = [apiClient(test.url, key), apiClient(second.url, key)];
       for (const call of calls) expect((await call('GET', '/v1/whoami')).status).toBe(200);
@@ -118,7 +116,7 @@ describe('wire conventions', () => {
 
 describe('start-up', () => {
   it('refuses to start without Chromium, saying in one line how to install it', async () => {
-    await expect(startService(loadConfig({ ...test.env, PORT: '0', CHROMIUM_PATH: '/nonexistent/chromium' }))).rejects.toThrow(
+    await expect(startAnotherInstance(test, { CHROMIUM_PATH: '/nonexistent/chromium' })).rejects.toThrow(
       /^Chromium not found at \/nonexistent\/chromium: install it \(apt-get install chromium\) or fix CHROMIUM_PATH$/,
     );
   });
@@ -168,7 +166,7 @@ describe('rate limits', () => {
 
   it('shares counters between instances with the PostgreSQL store', async () => {
     const first = await startTestService({ OPERATOR_RATE_LIMIT_PER_SEC: '2', OPERATOR_RATE_LIMIT_BURST: '4', OPERATOR_RATE_LIMIT_STORE: 'postgres' });
-    const second = await startService(loadConfig({ ...first.env, PORT: '0' }));
+    const second = await startAnotherInstance(first);
     try {
       const other = await createTenant(first);
       const key = await other.key(['operator:devices:read']);

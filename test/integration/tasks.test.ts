@@ -6,11 +6,12 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
-import { EventStreams, taskEventsRoute } from '../../server/api/tasks/stream-task-events';
-import { loadConfig } from '../../server/config';
+import { taskEventsRoute } from '../../server/api/tasks/stream-task-events';
+import { EventStreams } from '../../server/http/event-stream';
+import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
 import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
-import { startService } from '../../server/service';
+import { startService } from '../../server/assembly/start-service';
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -281,9 +282,9 @@ describe('tasks on the offline planner', () => {
     const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
     // The route as the service mounts it, with 100 ms / 700 ms instead of 15 s / 300 s.
     const { db, taskChannel } = test.service.services;
-    const route = taskEventsRoute(new TaskStepFeeds(db, taskChannel), new EventStreams(10), { keepAliveMs: 100, maxStreamMs: 700 });
+    const route = taskEventsRoute(test.service.services, new TaskStepFeeds(db, taskChannel), new EventStreams(10), { keepAliveMs: 100, maxStreamMs: 700 });
     const server = createServer((req, res) => {
-      void route.handle(req, res, { requestId: 'req_stream-timing', services: test.service.services, params: [submitted.body.id] });
+      void route.handle(req, res, { requestId: 'req_stream-timing', params: [submitted.body.id] });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizations } from '../../db/schema';
 import type { ConsoleAppRouter } from '../../server/console/console-router';
 import { createOperator } from '../../server/domain/console/operator-accounts';
-import { createLogger } from '../../server/log';
+import { createLogger } from '../../server/core/log';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { routeCatalogue, servedRoutes, type RouteSpec } from '../support/route-catalogue';

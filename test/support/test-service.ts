@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/core/config';
 import { createApiKey, createOrganization, createSpace, type NewOrganization } from '../../server/domain/orgs/operator-admin';
 import { scopes, type Scope } from '../../server/domain/keys/scopes';
-import { startService, type RunningService } from '../../server/service';
+import { startService, type RunningService } from '../../server/assembly/start-service';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 export interface TestService {
@@ -64,6 +64,22 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     },
   };
   return handle;
+}
+
+/**
+ * Another instance on the test service's database, with a data directory of its own (one
+ * process per data directory): a second host. `close()` stops it and removes its directory.
+ */
+export async function startAnotherInstance(test: TestService, env: Record<string, string> = {}): Promise<RunningService> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-test-other-'));
+  try {
+    const service = await startService(loadConfig({ ...test.env, PORT: '0', OPERATOR_DATA_DIR: dataDir, ...env }));
+    const close = service.close;
+    return { ...service, close: () => close().finally(() => rm(dataDir, { recursive: true, force: true })) };
+  } catch (error) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 export interface TestTenant {

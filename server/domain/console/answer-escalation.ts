@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { escalations } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { resolveEscalation, type ResolveDeps, type ResolveEscalationResult } from '../escalations/resolve-escalation';
 import { parsePublicId } from '../ids';
 import type { Operator } from './operator-accounts';

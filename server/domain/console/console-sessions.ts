@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { consoleSessions, operators } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { hashSecret as hashToken } from '../secret-hash';
 import { authenticateConsoleKey, type Operator } from './operator-accounts';
 

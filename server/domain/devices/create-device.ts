@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { devices } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import type { Actor, Principal } from '../keys/principal';
 import { resolveRequestedSpace } from '../spaces/resolve-space';

@@ -1,5 +1,5 @@
 import type { Db } from '../../../db/client';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import type { Actor, Principal } from '../keys/principal';
 import { toDeviceResource, type Device } from './device-resource';
 import { loadDeviceForCaller } from './load-device';

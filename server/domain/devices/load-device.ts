@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../../db/client';
 import { devices } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { parsePublicId } from '../ids';
 import type { Principal } from '../keys/principal';
 import { assertSpaceAccess } from '../spaces/space-access';

@@ -1,7 +1,7 @@
 import { and, count, eq, ne, sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client';
 import { devices, organizations } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { deviceSecondsInWindow } from './metering';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Db } from '../../../db/client';
 import { FakeBrowserProvider } from '../../../test/support/fake-browser-provider';
 import { BrowserLaunchError, BrowserPool, type BrowserProvider } from '../../browser';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import type { DeviceRow } from './device-resource';
 import { launchBrowser, type DeviceDeps } from './transitions';
 

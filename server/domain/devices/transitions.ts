@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../../db/client';
 import { devices, type DeviceStatus } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { CapacityExhaustedError, type BrowserPool } from '../../browser';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';

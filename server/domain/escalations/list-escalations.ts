@@ -2,7 +2,7 @@ import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db } from '../../../db/client';
 import { escalations, escalationStatuses } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { parsePublicId } from '../ids';
 import type { Principal } from '../keys/principal';
 import { olderThan, PageQuerySchema, type CursorCodec, type Page } from '../pagination/cursor';

@@ -2,7 +2,7 @@ import { eq, max } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db, Tx } from '../../../db/client';
 import { escalations, escalationStatuses, taskSteps } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import { parsePublicId, toPublicId } from '../ids';

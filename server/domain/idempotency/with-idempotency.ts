@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq, lt } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { idempotencyKeys } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 // A request still "in progress" after this long died with its server; its key is freed.

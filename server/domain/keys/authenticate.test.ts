@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../../db/client';
 import { applyMigrations } from '../../../db/migrate';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { createApiKey, createOrganization, revokeApiKey } from '../orgs/operator-admin';
 import { Authenticator } from './authenticate';
 import { keyRecordLoader, lastUsedRecorder } from './key-record';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { secretMatches } from '../secret-hash';
 import { parseApiKey } from './api-key-format';
 import type { KeyRecord, LoadKeyRecord } from './key-record';

@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../../db/client';
 import { apiKeys, organizations, spaces } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { recordAudit } from '../audit/record-audit';
 import { isUuid } from '../ids';
 import { formatApiKey, generateKeyId, generateSecret, type KeyEnv } from '../keys/api-key-format';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { CursorCodec } from './cursor';
 
 const codec = new CursorCodec(randomBytes(32));

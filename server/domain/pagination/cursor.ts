@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { and, lt, or, eq, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 
 /** Keyset position: lists are ordered by (created_at, id), newest first. */
 export interface PagePosition {

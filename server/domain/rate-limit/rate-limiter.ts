@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import type { LimiterStore } from './limiter-store';
 
 export interface RateLimitSettings {

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, sessions } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { parsePublicId } from '../ids';
 import { secretMatches } from '../secret-hash';
 import { isSessionLive, type SessionRow } from './session-resource';

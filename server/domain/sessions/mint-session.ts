@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../../../db/client';
 import { sessionModes, sessions } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { recordAudit } from '../audit/record-audit';
 import { loadDeviceForCaller } from '../devices/load-device';
 import { emitEvent } from '../events/emit-event';

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { DbOrTx } from '../../../db/client';
 import { sessionModes, sessions } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Principal } from '../keys/principal';
 import { assertSpaceAccess } from '../spaces/space-access';

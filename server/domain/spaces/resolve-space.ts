@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../../db/client';
 import { spaces } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { isUuid } from '../ids';
 import type { Principal } from '../keys/principal';
 import { isOrganizationWide } from './space-access';

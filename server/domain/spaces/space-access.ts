@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import type { Principal } from '../keys/principal';
 
 export function isOrganizationWide(principal: Principal): boolean {

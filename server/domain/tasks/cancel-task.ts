@@ -1,5 +1,5 @@
 import type { Db } from '../../../db/client';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { actorOf, type Principal } from '../keys/principal';
 import { loadTaskForCaller } from './load-task';
 import { isTerminal, toTaskResource, type Task } from './task-resource';

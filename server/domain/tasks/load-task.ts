@@ -1,7 +1,7 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../../db/client';
 import { tasks } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { loadDeviceForCaller } from '../devices/load-device';
 import { parsePublicId } from '../ids';
 import type { Principal } from '../keys/principal';

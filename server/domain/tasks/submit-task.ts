@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db, Tx } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../core/errors';
 import { recordAudit } from '../audit/record-audit';
 import { loadDeviceForCaller } from '../devices/load-device';
 import { emitEvent } from '../events/emit-event';

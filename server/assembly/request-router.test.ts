@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-key-format';
-import { createLogger } from '../log';
+import { createLogger } from '../core/log';
 import { ServiceMetrics, type MetricSources } from '../metrics/service-metrics';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import { createRequestRouter } from './request-router';
 
 let server: Server | undefined;

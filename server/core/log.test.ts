@@ -1,7 +1,7 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { formatApiKey, generateKeyId, generateSecret } from './domain/keys/api-key-format';
+import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-key-format';
 import { createLogger, maskSecrets } from './log';
 
 describe('maskSecrets', () => {

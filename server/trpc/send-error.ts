@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { asApiError } from '../errors';
-import type { Logger } from '../log';
-import { unwrapTrpcError } from '../trpc/unwrap-trpc-error';
+import { asApiError } from '../core/errors';
+import type { Logger } from '../core/log';
+import { unwrapTrpcError } from './unwrap-trpc-error';
 
 /**
  * Writes what a /v1 route threw as the CONTRACT.md error body, with the error's own

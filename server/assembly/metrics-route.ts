@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../errors';
-import type { Logger } from '../log';
+import { ApiError } from '../core/errors';
+import type { Logger } from '../core/log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
-import type { AuthFailureThrottle } from './auth-failure-throttle';
-import { sendErrorResponse } from './send-error';
+import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
+import { sendErrorResponse } from '../trpc/send-error';
 
 /**
  * GET /metrics for a Prometheus scraper holding OPERATOR_METRICS_TOKEN as its bearer.

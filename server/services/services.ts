@@ -1,14 +1,14 @@
 import type postgres from 'postgres';
-import type { Db } from '../db/client';
-import type { BrowserPool } from './browser';
-import type { Config } from './config';
-import type { Authenticator } from './domain/keys/authenticate';
-import type { KeyRevocations } from './domain/keys/key-revocations';
-import type { CursorCodec } from './domain/pagination/cursor';
-import type { RateLimiter } from './domain/rate-limit/rate-limiter';
-import type { TaskChannel } from './domain/tasks/task-channel';
-import type { AuthFailureThrottle } from './http/auth-failure-throttle';
-import type { Logger } from './log';
+import type { Db } from '../../db/client';
+import type { BrowserPool } from '../browser';
+import type { Config } from '../core/config';
+import type { Authenticator } from '../domain/keys/authenticate';
+import type { KeyRevocations } from '../domain/keys/key-revocations';
+import type { CursorCodec } from '../domain/pagination/cursor';
+import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
+import type { TaskChannel } from '../domain/tasks/task-channel';
+import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
+import type { Logger } from '../core/log';
 
 /**
  * Everything a request or a worker may use, built once by the composition root

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseApiKey, maskApiKey } from '../domain/keys/api-key-format';
-import { ApiError } from '../errors';
+import { ApiError } from '../core/errors';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
-import type { Logger } from '../log';
+import type { Logger } from '../core/log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import { createRouteLabeler } from '../metrics/route-label';
-import type { Services } from '../services';
+import type { Services } from '../services/services';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
 import { serveMetrics } from './metrics-route';
-import type { RawRoute } from './raw-route';
+import type { RawRoute } from '../http/raw-route';
 import { createV1Handler, newRequestId } from './v1-handler';
 
 export interface RequestRouterOptions {
@@ -66,7 +66,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
       for (const raw of options.rawRoutes) {
         const match = raw.pattern.exec(subPath);
         if (match === null || raw.method !== req.method) continue;
-        return raw.handle(req, res, { requestId, services: options.services, params: match.slice(1) });
+        return raw.handle(req, res, { requestId, params: match.slice(1) });
       }
       return handleV1(req, res, requestId);
     }

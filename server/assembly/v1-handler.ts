@@ -3,14 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure } from '@trpc/server';
 import { createProcedureCache, getPathRegExp, normalizePath, type OpenApiMethod } from 'trpc-to-openapi';
 import { appRouter } from '../api/router';
-import { ApiError } from '../errors';
-import type { Services } from '../services';
-import { unstorableInput } from '../storable-text';
+import { ApiError } from '../core/errors';
+import type { Services } from '../services/services';
+import { unstorableInput } from '../core/storable-text';
 import type { Context } from '../trpc/context';
 import type { Meta } from '../trpc/init';
-import type { RawRoute } from './raw-route';
-import { readJsonBody } from './read-json-body';
-import { sendErrorResponse } from './send-error';
+import type { RawRoute } from '../http/raw-route';
+import { readJsonBody } from '../http/read-json-body';
+import { sendErrorResponse } from '../trpc/send-error';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
