@@ -27,7 +27,7 @@ import { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import { createRequestRouter, type Readiness } from './request-router';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import type { RawRoute } from '../http/raw-route';
-import { deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-upkeep';
+import { deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
 import { escalationWorker } from '../jobs/escalation-worker';
 import { retentionSweep } from '../jobs/retention-sweep';
 import { sessionUpkeep } from '../jobs/session-upkeep';

@@ -1,4 +1,4 @@
-import { dropLapsedHolds } from '../domain/sessions/session-moves';
+import { dropLapsedHolds } from '../domain/sessions/session-operations';
 import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
 

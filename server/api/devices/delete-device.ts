@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DeviceSchema } from '../../domain/devices/device-resource';
-import { deleteDevice } from '../../domain/devices/device-moves';
+import { deleteDevice } from '../../domain/devices/device-operations';
 import { actorOf } from '../../domain/keys/principal';
 import { writeGated } from '../../trpc/procedures';
 

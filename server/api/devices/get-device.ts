@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DeviceSchema } from '../../domain/devices/device-resource';
-import { getDevice } from '../../domain/devices/device-moves';
+import { getDevice } from '../../domain/devices/device-operations';
 import { scoped } from '../../trpc/procedures';
 
 export const getDeviceProcedure = scoped('operator:devices:read')

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { release, ReleaseResultSchema } from '../../domain/sessions/session-moves';
+import { release, ReleaseResultSchema } from '../../domain/sessions/session-operations';
 import { writeGated } from '../../trpc/procedures';
 
 export const releaseProcedure = writeGated('operator:sessions:control')

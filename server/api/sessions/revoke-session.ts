@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { revokeSession } from '../../domain/sessions/session-moves';
+import { revokeSession } from '../../domain/sessions/session-operations';
 import { writeGated } from '../../trpc/procedures';
 
 export const revokeSessionProcedure = writeGated('operator:sessions:write')

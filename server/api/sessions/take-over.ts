@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { takeOver, TakeoverBodySchema, TakeoverResultSchema } from '../../domain/sessions/session-moves';
+import { takeOver, TakeoverBodySchema, TakeoverResultSchema } from '../../domain/sessions/session-operations';
 import { writeGated } from '../../trpc/procedures';
 
 export const takeOverProcedure = writeGated('operator:sessions:control')

@@ -8,6 +8,6 @@ export const submitTaskProcedure = writeGatedOnDevice('operator:tasks:write')
   .meta({ openapi: { method: 'POST', path: '/devices/{id}/tasks', tags: ['tasks'], summary: "Submit a task to a device's single task slot" }, successStatus: 202 })
   .input(SubmitTaskBodySchema.extend({ id: z.string().max(200) }).strict())
   .output(TaskSchema)
-  .mutation(({ ctx, input: { id, ...body } }) =>
-    submitTask(ctx.services, { principal: ctx.principal, requestId: ctx.requestId, deviceId: id, body, idempotencyKey: ctx.req.headers['idempotency-key'] }),
+  .mutation(({ ctx, input: { id: _pathId, ...body } }) =>
+    submitTask(ctx.services, { principal: ctx.principal, requestId: ctx.requestId, device: ctx.device, body, idempotencyKey: ctx.req.headers['idempotency-key'] }),
   );

@@ -8,7 +8,7 @@ import type { Actor, Principal } from '../keys/principal';
 import { resolveRequestedSpace } from '../spaces/resolve-space';
 import { toDeviceResource, type Device } from './device-resource';
 import { enforceDeviceQuotas, lockOrganizationDevices } from './quotas';
-import { launchBrowser, lockDevice, moveDevice, type DeviceDeps } from './transitions';
+import { launchBrowser, lockDevice, moveDevice, type DeviceDeps } from './device-transitions';
 
 export const MIN_IDLE_SUSPEND_SECS = 60;
 export const MAX_IDLE_SUSPEND_SECS = 86_400;

@@ -3,7 +3,7 @@ import { devices } from '../../../db/schema';
 import { killOrphans } from '../../browser';
 import { systemActor } from '../keys/principal';
 import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod, timestampParam } from './metering';
-import { lockDevice, moveDevice, type DeviceDeps } from './transitions';
+import { lockDevice, moveDevice, type DeviceDeps } from './device-transitions';
 
 // The service's own device moves: a lost browser, idle suspend, metering heartbeats and
 // the start-up reconciliation of this host's devices. Audited as `system`.

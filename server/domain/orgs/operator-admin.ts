@@ -10,7 +10,7 @@ import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
 import { isScope } from '../keys/scopes';
 import { checkDestination, type DestinationRefusal } from '../../net/destination';
-import { revokeSessionsOfKey } from '../sessions/session-moves';
+import { revokeSessionsOfKey } from '../sessions/session-operations';
 import { generateWebhookSecret } from '../webhooks/signature';
 import type { CreatedApiKey, CreatedOrganization, CreatedSpace, RevokedApiKey, RotatedEscalationSecret } from './operator-admin-results';
 

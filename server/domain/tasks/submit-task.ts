@@ -4,8 +4,9 @@ import type { Db, Tx } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { recordAudit } from '../audit/record-audit';
-import { loadDeviceForCaller } from '../devices/load-device';
+import type { DeviceRow } from '../devices/device-resource';
 import { emitEvent } from '../events/emit-event';
+import { toPublicId } from '../ids';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import { actorOf, type Principal } from '../keys/principal';
 import { dbNow, dbNowPlus } from './db-time';
@@ -21,8 +22,8 @@ export interface SubmitTaskDeps {
 export interface SubmitTaskCall {
   principal: Principal;
   requestId: string;
-  /** Public id of the device, from the path. */
-  deviceId: string;
+  /** The device of the path, loaded for the principal (its organization and Space checked). */
+  device: DeviceRow;
   body: SubmitTaskBody;
   /** The Idempotency-Key header as received. */
   idempotencyKey: string | string[] | undefined;
@@ -44,9 +45,9 @@ export async function submitTask(deps: SubmitTaskDeps, call: SubmitTaskCall): Pr
   const { principal } = call;
   return withIdempotency(
     deps.db,
-    { orgId: principal.orgId, route: 'POST /v1/devices/{id}/tasks', key: Array.isArray(call.idempotencyKey) ? call.idempotencyKey[0] : call.idempotencyKey, request: { device: call.deviceId, ...call.body } },
+    { orgId: principal.orgId, route: 'POST /v1/devices/{id}/tasks', key: Array.isArray(call.idempotencyKey) ? call.idempotencyKey[0] : call.idempotencyKey, request: { device: toPublicId('device', call.device.id), ...call.body } },
     async () => {
-      const device = await loadDeviceForCaller(deps.db, principal, call.deviceId);
+      const { device } = call;
       assertAcceptsTasks(device.status);
       try {
         return await deps.db.transaction((tx) => claimAndInsert(tx, deps, call, device.id));

@@ -4,7 +4,7 @@ import { FakeBrowserProvider } from '../../../test/support/fake-browser-provider
 import { BrowserLaunchError, BrowserPool, type BrowserProvider } from '../../browser';
 import { ApiError } from '../../core/errors';
 import type { DeviceRow } from './device-resource';
-import { launchBrowser, type DeviceDeps } from './transitions';
+import { launchBrowser, type DeviceDeps } from './device-transitions';
 
 const row = { id: '3f1c9b8e-2d4a-4c6b-9e7f-1a2b3c4d5e6f', orgId: 'a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d' } as DeviceRow;
 

@@ -4,7 +4,7 @@ import type { Actor, Principal } from '../keys/principal';
 import { toDeviceResource, type Device } from './device-resource';
 import { loadDeviceForCaller } from './load-device';
 import { enforceDeviceQuotas } from './quotas';
-import { launchBrowser, lockDevice, moveDevice, setStatusQuietly, type DeviceDeps } from './transitions';
+import { launchBrowser, lockDevice, moveDevice, setStatusQuietly, type DeviceDeps } from './device-transitions';
 
 // Sleep, wake and delete. Each decides under the device's row lock, commits the new
 // state with its audit entry and event, and only then touches the browser, so a
