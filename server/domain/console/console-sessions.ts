@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { consoleSessions, operators } from '../../../db/schema';
+import { dbNowPlus } from '../db-clock';
 import { hashSecret as hashToken } from '../secret-hash';
 import type { Operator } from './operator-accounts';
 
@@ -13,7 +14,7 @@ export async function startConsoleSession(db: Db, operator: Operator): Promise<{
   const token = `constok_${randomBytes(32).toString('base64url')}`;
   const [row] = await db
     .insert(consoleSessions)
-    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: sql`now() + make_interval(secs => ${CONSOLE_SESSION_MS / 1000})` })
+    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: dbNowPlus(CONSOLE_SESSION_MS) })
     .returning({ expiresAt: consoleSessions.expiresAt });
   return { token, expiresAt: row!.expiresAt };
 }

@@ -1,6 +1,7 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { escalations } from '../../../db/schema';
+import { dbNowPlus } from '../db-clock';
 import { toPublicId } from '../ids';
 import type { DeliveryError } from '../webhooks/deliver';
 import { nextAttemptDelayMs, shouldGiveUp } from '../webhooks/retry-schedule';
@@ -68,7 +69,7 @@ export async function claimDueEscalationDeliveries(db: Db, owner: string, limit:
         .set({
           tokenHashes: sql`array_append(${escalations.tokenHashes}, ${hash})`,
           deliveryLeaseOwner: owner,
-          nextDeliveryAt: sql`now() + ${leaseMs} * interval '1 millisecond'`,
+          nextDeliveryAt: dbNowPlus(leaseMs),
         })
         .where(eq(escalations.id, id))
         .returning({ row: escalations, leaseToken: sql<string>`${escalations.nextDeliveryAt}::text` });
@@ -139,7 +140,7 @@ export async function recordEscalationDeliveryFailed(
       deliveryAttempts: sql`${escalations.deliveryAttempts} + 1`,
       deliveryLastError: lastError,
       deliveryLeaseOwner: null,
-      nextDeliveryAt: giveUp ? null : sql`now() + ${delayMs} * interval '1 millisecond'`,
+      nextDeliveryAt: giveUp ? null : dbNowPlus(delayMs),
     })
     .where(heldBy(delivery, owner));
 }

@@ -8,7 +8,7 @@ import { loadDeviceForCaller } from '../devices/load-device';
 import { emitEvent } from '../events/emit-event';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import { actorOf, type Principal } from '../keys/principal';
-import { dbNow, dbNowPlus } from './db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
 import { notifyTaskChange } from './task-channel';
 import { normalizedDomains, type SubmitTaskBody } from './task-input';
 import { toTaskResource, type Task } from './task-resource';

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
-import { dbNow, dbNowPlus } from './db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
 import { failLostTasks } from './fail-lost-tasks';
 import type { TaskRow } from './task-resource';
 

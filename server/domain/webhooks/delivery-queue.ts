@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { webhookDeliveries, webhookEndpoints } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
+import { dbNowPlus } from '../db-clock';
 import { toPublicId } from '../ids';
 import { systemActor } from '../keys/principal';
 import type { DeliveryError } from './deliver';
@@ -59,8 +60,8 @@ export async function claimDueDeliveries(db: Db, owner: string, limit: number, l
     )
     update webhook_deliveries delivery
     set lease_owner = ${owner},
-        lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
-        next_attempt_at = now() + ${leaseMs} * interval '1 millisecond'
+        lease_expires_at = ${dbNowPlus(leaseMs)},
+        next_attempt_at = ${dbNowPlus(leaseMs)}
     from due, webhook_endpoints endpoint, events event
     where delivery.id = due.id and endpoint.id = delivery.endpoint_id and event.id = delivery.event_id
     returning delivery.id, delivery.endpoint_id, delivery.attempts,
@@ -149,7 +150,7 @@ export async function recordFailure(
     const [held] = await tx.execute<{ endpoint_id: string }>(sql`
       update webhook_deliveries
       set attempts = attempts + 1, last_error = ${lastError}, lease_owner = null, lease_expires_at = null,
-          status = ${giveUp ? 'failed' : 'pending'}, next_attempt_at = now() + ${delayMs} * interval '1 millisecond',
+          status = ${giveUp ? 'failed' : 'pending'}, next_attempt_at = ${dbNowPlus(delayMs)},
           completed_at = case when ${giveUp} then now() end
       where ${heldBy(delivery, owner)}
       returning endpoint_id`);
