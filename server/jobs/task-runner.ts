@@ -12,6 +12,7 @@ import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
+import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services';
 import type { Worker } from './worker';
 
@@ -48,37 +49,21 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   const { config, log } = deps;
   const runs = new Map<string, Run>();
   const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
-  let stopped = false;
-  let claiming: Promise<void> | null = null;
-  let claimAgain = false;
   const timers: NodeJS.Timeout[] = [];
   let unsubscribe: () => void = () => undefined;
 
   const planner: Planner =
     config.agent.model === null ? createOfflinePlanner() : createModelPlanner(config.agent.model);
 
-  /** Claims as many tasks as there are free run slots; coalesces concurrent wake-ups. */
-  function kick(): void {
-    if (stopped) return;
-    if (claiming !== null) {
-      claimAgain = true;
-      return;
-    }
-    claiming = (async () => {
-      do {
-        claimAgain = false;
-        const free = config.agent.workers - runs.size;
-        const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
-        for (const task of claimed) start(task);
-      } while (claimAgain && !stopped);
-    })()
-      .catch((error: unknown) => log.error({ err: error }, 'task claim failed'))
-      .finally(() => {
-        claiming = null;
-        // A wake-up that came between the loop's last check and here.
-        if (claimAgain) kick();
-      });
+  /** Claims as many tasks as there are free run slots. */
+  async function claimFreeSlots(): Promise<void> {
+    const free = config.agent.workers - runs.size;
+    const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
+    for (const task of claimed) start(task);
   }
+
+  // Woken by submissions, resumes and ended runs; wake-ups during a claim make one more.
+  const claims = new SingleFlight(claimFreeSlots, (error) => log.error({ err: error }, 'task claim failed'));
 
   function start(task: TaskRow): void {
     const controller = new AbortController();
@@ -94,7 +79,7 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       .catch((error: unknown) => log.error({ err: error, taskId: task.id }, 'task run failed'))
       .finally(() => {
         runs.delete(task.id);
-        kick();
+        claims.wake();
       });
   }
 
@@ -196,21 +181,20 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     name: 'task-runner',
     start() {
       unsubscribe = deps.taskChannel.subscribeAll((change) => {
-        if (change !== 'step') kick();
+        if (change !== 'step') claims.wake();
       });
       deps.browserPool.onDeviceLost((deviceId) => {
         for (const run of runs.values()) if (run.task.deviceId === deviceId) run.stop('device_lost');
       });
-      every(POLL_INTERVAL_MS, kick, 'task claim');
+      every(POLL_INTERVAL_MS, () => claims.wake(), 'task claim');
       every(heartbeatMs, sweep, 'task lease sweep');
-      kick();
+      claims.wake();
     },
     async stop() {
-      stopped = true;
       unsubscribe();
       for (const timer of timers) clearInterval(timer);
       // A claim in flight may still start runs; stop them all once it settled.
-      await claiming;
+      await claims.stop();
       for (const run of runs.values()) run.stop('shutdown');
       await Promise.all([...runs.values()].map((run) => run.done));
     },
