@@ -48,8 +48,8 @@ export interface ReleaseChanges<TTable extends PgTable> {
  * Work leases held in a table's rows, for workers of several processes sharing one database:
  * a row is claimed by writing an owner and an expiry, kept by renewing the expiry, and given
  * up by clearing both. A holder that dies stops renewing; once its lease runs out the row
- * may be claimed by another owner, and from then on every write of the old holder is refused
- * (fencing), so a lost lease never overwrites the new holder's work.
+ * may be claimed by another owner, and from then on the old holder's renewals and releases
+ * are refused (fencing), so a lost lease never overwrites the new holder's work.
  *
  * The table-specific rules stay with each queue: which rows are due, in which order, what a
  * claim and a release write besides the lease.
@@ -79,7 +79,7 @@ export class Lease<TTable extends PgTable> {
   }
 
   /** Rows nobody holds: never claimed, released, or whose lease ran out. */
-  free(): SQL {
+  #free(): SQL {
     return or(isNull(this.columns.owner), lte(this.columns.expiresAt, dbNow()))!;
   }
 
@@ -93,7 +93,7 @@ export class Lease<TTable extends PgTable> {
     const claimable = db
       .select({ id: this.columns.id })
       .from(this.table as PgTable)
-      .where(and(request.due, this.free()))
+      .where(and(request.due, this.#free()))
       .orderBy(request.orderBy)
       .limit(request.limit)
       .for('update', { skipLocked: true });
