@@ -65,12 +65,12 @@ export function webhookDeliveryWorker(services: Services): Worker {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let unlisten: (() => Promise<void>) | null = null;
-  const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, owner, deliveries));
+  const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, deliveries));
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     // emitEvent only fans out deliverable types; this guards against a row written any other way.
     if (!delivery.endpointEnabled || !isDeliverableEventType(delivery.eventType)) {
-      await recordSkipped(db, owner, delivery);
+      await recordSkipped(db, delivery);
       return;
     }
     const result = await deliverWebhook({
@@ -86,7 +86,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
       allowPrivate: allowPrivateDestinations,
     });
     if (result.ok) await recordSuccess(delivery);
-    else await recordFailure(db, owner, delivery, result.lastError, { retryScheduleMs });
+    else await recordFailure(db, delivery, result.lastError, { retryScheduleMs });
   }
 
   function launch(delivery: ClaimedDelivery): void {
