@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, lte, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../../db/client';
 import { dbNow, dbNowPlus } from './db-clock';
@@ -28,7 +28,8 @@ export interface LeaseClaim {
 export interface ClaimRequest<TTable extends PgTable> {
   owner: string;
   leaseMs: number;
-  limit: number;
+  /** A placeholder when the claim is prepared once and run with a limit each time. */
+  limit: number | Placeholder;
   /** The table's own rule for which rows are work to do now. */
   due: SQL | undefined;
   /** Which due rows go first. */
@@ -132,16 +133,18 @@ export class Lease<TTable extends PgTable> {
       .where(and(this.#heldUnder(claims), changes.where));
   }
 
+  /**
+   * The rows still held under one of `claims`. The claims travel as three arrays paired by
+   * position, so the statement is the same for any number of them (one plan, one prepared
+   * statement) and a batch costs about what one claim does.
+   */
   #heldUnder(claims: readonly LeaseClaim[]): SQL {
-    const held = claims.map((claim) =>
-      and(
-        eq(this.columns.id, claim.id),
-        eq(this.columns.owner, claim.leaseOwner),
-        sql`${this.columns.expiresAt} = ${claim.leaseToken}::timestamptz`,
-      ),
-    );
-    // No claims match no row (`or()` of nothing would be no condition at all).
-    return held.length === 0 ? sql`false` : or(...held)!;
+    const ids = arrayLiteral(claims.map((claim) => claim.id));
+    const owners = arrayLiteral(claims.map((claim) => claim.leaseOwner));
+    const tokens = arrayLiteral(claims.map((claim) => claim.leaseToken));
+    const idType = sql.raw(this.columns.id.getSQLType());
+    return sql`(${this.columns.id}, ${this.columns.owner}, ${this.columns.expiresAt}) in (
+      select * from unnest(${ids}::${idType}[], ${owners}::text[], ${tokens}::timestamptz[]))`;
   }
 }
 
@@ -150,4 +153,12 @@ function propertyKey(table: PgTable, column: PgColumn): string {
   const entry = Object.entries(getTableColumns(table)).find(([, candidate]) => candidate === column);
   if (entry === undefined) throw new Error(`column ${column.name} is not a column of the leased table`);
   return entry[0];
+}
+
+/**
+ * A PostgreSQL array literal of `values`, each quoted: postgres.js cannot send a JS array as
+ * a parameter of unknown type, and the literal cast to the array type is one parameter.
+ */
+function arrayLiteral(values: readonly string[]): string {
+  return `{${values.map((value) => `"${value.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }

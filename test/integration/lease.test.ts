@@ -149,6 +149,16 @@ describe('Lease', () => {
     expect(idsOf(await claim('b', 2))).toEqual([first!, second!].sort());
   });
 
+  it('releases a batch under the claims of several owners, whatever characters their names hold', async () => {
+    const [first, second] = await addJobs(true, true);
+    const [a] = await claim('a "quoted", \\ {braced}', 1);
+    const [b] = await claim('b', 1);
+
+    await lease.release(database.db, [a!, b!], { set: { outcome: 'done' } });
+    expect(await row(first!)).toMatchObject({ leaseOwner: null, outcome: 'done' });
+    expect(await row(second!)).toMatchObject({ leaseOwner: null, outcome: 'done' });
+  });
+
   it('releases nothing when the extra condition fails, or when given no claims', async () => {
     const [id] = await addJobs(true);
     const claimed = await claim('a', 1);
