@@ -3,8 +3,8 @@ import { isDeliverableEventType } from '../domain/events/catalogue';
 import { OUTBOX_CHANNEL } from '../domain/events/emit-event';
 import { deliverWebhook } from '../domain/webhooks/deliver';
 import {
-  claimDueDeliveries,
   msUntilNextDue,
+  prepareDeliveryClaim,
   recordFailure,
   recordSkipped,
   recordSuccesses,
@@ -65,6 +65,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let unlisten: (() => Promise<void>) | null = null;
+  const claimDueDeliveries = prepareDeliveryClaim(db, owner, leaseMs);
   const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, deliveries));
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
@@ -105,7 +106,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
   /** Fills the free slots, then sleeps until the next delivery falls due. */
   async function pump(): Promise<void> {
     while (!stopped && inFlight.size < concurrency) {
-      const claimed = await claimDueDeliveries(db, owner, concurrency - inFlight.size, leaseMs);
+      const claimed = await claimDueDeliveries(concurrency - inFlight.size);
       // Launched even if stop began meanwhile: stop waits for them, rather than leaving them
       // leased until the lease runs out.
       claimed.forEach(launch);

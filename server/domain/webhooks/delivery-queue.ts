@@ -36,18 +36,20 @@ export interface ClaimedDelivery extends LeaseClaim {
 }
 
 /**
- * Claims up to `limit` due deliveries for `owner`, with what their attempts need from the
- * endpoint and the event, in one statement. The lease moves `next_attempt_at` to its own
- * expiry: a claimed row is not due again until the lease runs out, so an instance that died
- * mid-attempt has its deliveries picked up by whoever polls next, with no separate sweep.
+ * The claim of due deliveries for `owner`: called with a limit, it claims up to that many,
+ * with what their attempts need from the endpoint and the event, in one statement. The lease
+ * moves `next_attempt_at` to its own expiry: a claimed row is not due again until the lease
+ * runs out, so an instance that died mid-attempt has its deliveries picked up by whoever
+ * polls next, with no separate sweep. Prepared once per worker: it runs every few attempts,
+ * and building the statement each time cost more than running it.
  */
-export async function claimDueDeliveries(db: Db, owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export function prepareDeliveryClaim(db: Db, owner: string, leaseMs: number): (limit: number) => Promise<ClaimedDelivery[]> {
   const claimed = db.$with('claimed').as(
     deliveryLease
       .claim(db, {
         owner,
         leaseMs,
-        limit,
+        limit: sql.placeholder('limit'),
         due: and(pending, lte(webhookDeliveries.nextAttemptAt, dbNow())),
         orderBy: asc(webhookDeliveries.nextAttemptAt),
         set: { nextAttemptAt: dbNowPlus(leaseMs) },
@@ -60,7 +62,7 @@ export async function claimDueDeliveries(db: Db, owner: string, limit: number, l
         createdAt: webhookDeliveries.createdAt,
       }),
   );
-  return db
+  const claim = db
     .with(claimed)
     .select({
       id: claimed.id,
@@ -77,7 +79,9 @@ export async function claimDueDeliveries(db: Db, owner: string, limit: number, l
     })
     .from(claimed)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, claimed.endpointId))
-    .innerJoin(events, eq(events.id, claimed.eventId));
+    .innerJoin(events, eq(events.id, claimed.eventId))
+    .prepare('claim_due_webhook_deliveries');
+  return (limit) => claim.execute({ limit });
 }
 
 /**
