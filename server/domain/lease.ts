@@ -93,6 +93,7 @@ export class Lease<TTable extends PgTable> {
   claim(db: DbOrTx, request: ClaimRequest<TTable>) {
     const claimable = db
       .select({ id: this.columns.id })
+      // Widened: drizzle's check for subqueries without `returning` cannot see through a generic table.
       .from(this.table as PgTable)
       .where(and(request.due, this.#free()))
       .orderBy(request.orderBy)
