@@ -43,8 +43,8 @@ export function escalationWorker(services: Services): Worker {
       timeoutMs,
       allowPrivate: allowPrivateDestinations,
     });
-    if (result.ok) await recordEscalationDelivered(db, owner, delivery);
-    else await recordEscalationDeliveryFailed(db, owner, delivery, result.lastError, { retryScheduleMs });
+    if (result.ok) await recordEscalationDelivered(db, delivery);
+    else await recordEscalationDeliveryFailed(db, delivery, result.lastError, { retryScheduleMs });
   }
 
   return periodicWorker(

@@ -12,7 +12,9 @@ import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
+import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services/services';
+import { PeriodicTimer } from './periodic-timer';
 import type { Worker } from './worker';
 
 /** What the runner needs from the composition root. */
@@ -48,37 +50,22 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   const { config, log } = deps;
   const runs = new Map<string, Run>();
   const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
-  let stopped = false;
-  let claiming: Promise<void> | null = null;
-  let claimAgain = false;
-  const timers: NodeJS.Timeout[] = [];
   let unsubscribe: () => void = () => undefined;
 
   const planner: Planner =
     config.agent.model === null ? createOfflinePlanner() : createModelPlanner(config.agent.model);
 
-  /** Claims as many tasks as there are free run slots; coalesces concurrent wake-ups. */
-  function kick(): void {
-    if (stopped) return;
-    if (claiming !== null) {
-      claimAgain = true;
-      return;
-    }
-    claiming = (async () => {
-      do {
-        claimAgain = false;
-        const free = config.agent.workers - runs.size;
-        const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
-        for (const task of claimed) start(task);
-      } while (claimAgain && !stopped);
-    })()
-      .catch((error: unknown) => log.error({ err: error }, 'task claim failed'))
-      .finally(() => {
-        claiming = null;
-        // A wake-up that came between the loop's last check and here.
-        if (claimAgain) kick();
-      });
+  /** Claims as many tasks as there are free run slots. */
+  async function claimFreeSlots(): Promise<void> {
+    const free = config.agent.workers - runs.size;
+    const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
+    for (const task of claimed) start(task);
   }
+
+  // Woken by submissions, resumes and ended runs; wake-ups during a claim make one more.
+  const claims = new SingleFlight(claimFreeSlots, (error) => log.error({ err: error }, 'task claim failed'));
+  const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), (error) => log.error({ err: error }, 'task claim failed'));
+  const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, (error) => log.error({ err: error }, 'task lease sweep failed'));
 
   function start(task: TaskRow): void {
     const controller = new AbortController();
@@ -94,26 +81,24 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       .catch((error: unknown) => log.error({ err: error, taskId: task.id }, 'task run failed'))
       .finally(() => {
         runs.delete(task.id);
-        kick();
+        claims.wake();
       });
   }
 
   async function drive(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void, stopReason: () => StopReason | null): Promise<void> {
+    const checkLease = async () => {
+      const lease = await renewLease(deps.db, task, deps.instanceId, config.agent.leaseMs);
+      if (!lease.held) stop('released');
+      else if (!lease.deviceHeld) stop('device_lost');
+    };
+    // A missed heartbeat is survivable: the lease outlives three of them.
+    const heartbeatFailed = (error: unknown) => log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
     // Someone else changed the task (cancel, park): check whether it is still ours.
     const unsubscribeTask = deps.taskChannel.subscribe(task.id, (change) => {
-      if (change !== 'step') void checkLease();
+      if (change !== 'step') checkLease().catch(heartbeatFailed);
     });
-    const checkLease = async () => {
-      try {
-        const lease = await renewLease(deps.db, task, deps.instanceId, config.agent.leaseMs);
-        if (!lease.held) stop('released');
-        else if (!lease.deviceHeld) stop('device_lost');
-      } catch (error) {
-        // A missed heartbeat is survivable: the lease outlives three of them.
-        log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
-      }
-    };
-    const heartbeat = setInterval(() => void checkLease(), heartbeatMs);
+    const heartbeat = new PeriodicTimer(heartbeatMs, checkLease, heartbeatFailed);
+    heartbeat.start();
     try {
       const outcome = await runOnDevice(task, signal, stop);
       const reason = stopReason();
@@ -123,8 +108,8 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
       await finish(task, { status: 'failed', error: 'internal_error' });
     } finally {
-      clearInterval(heartbeat);
       unsubscribeTask();
+      await heartbeat.stop();
     }
   }
 
@@ -184,33 +169,23 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device was lost or deleted were failed with device_lost');
   }
 
-  function every(intervalMs: number, work: () => Promise<void> | void, what: string): void {
-    const timer = setInterval(() => {
-      Promise.resolve(work()).catch((error: unknown) => log.error({ err: error }, `${what} failed`));
-    }, intervalMs);
-    timer.unref();
-    timers.push(timer);
-  }
-
   return {
     name: 'task-runner',
     start() {
       unsubscribe = deps.taskChannel.subscribeAll((change) => {
-        if (change !== 'step') kick();
+        if (change !== 'step') claims.wake();
       });
       deps.browserPool.onDeviceLost((deviceId) => {
         for (const run of runs.values()) if (run.task.deviceId === deviceId) run.stop('device_lost');
       });
-      every(POLL_INTERVAL_MS, kick, 'task claim');
-      every(heartbeatMs, sweep, 'task lease sweep');
-      kick();
+      poll.start();
+      leaseSweep.start();
+      claims.wake();
     },
     async stop() {
-      stopped = true;
       unsubscribe();
-      for (const timer of timers) clearInterval(timer);
       // A claim in flight may still start runs; stop them all once it settled.
-      await claiming;
+      await Promise.all([claims.stop(), poll.stop(), leaseSweep.stop()]);
       for (const run of runs.values()) run.stop('shutdown');
       await Promise.all([...runs.values()].map((run) => run.done));
     },

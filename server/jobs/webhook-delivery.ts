@@ -3,14 +3,15 @@ import { isDeliverableEventType } from '../domain/events/catalogue';
 import { OUTBOX_CHANNEL } from '../domain/events/emit-event';
 import { deliverWebhook } from '../domain/webhooks/deliver';
 import {
-  claimDueDeliveries,
   msUntilNextDue,
+  prepareDeliveryClaim,
   recordFailure,
   recordSkipped,
   recordSuccesses,
   type ClaimedDelivery,
 } from '../domain/webhooks/delivery-queue';
 import { signPayload } from '../domain/webhooks/signature';
+import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services/services';
 import type { Worker } from './worker';
 
@@ -62,16 +63,15 @@ export function webhookDeliveryWorker(services: Services): Worker {
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
-  let pumping = false;
-  let pumpAgain = false;
   let timer: NodeJS.Timeout | null = null;
   let unlisten: (() => Promise<void>) | null = null;
-  const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, owner, deliveries));
+  const claimDueDeliveries = prepareDeliveryClaim(db, owner, leaseMs);
+  const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, deliveries));
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     // emitEvent only fans out deliverable types; this guards against a row written any other way.
     if (!delivery.endpointEnabled || !isDeliverableEventType(delivery.eventType)) {
-      await recordSkipped(db, owner, delivery);
+      await recordSkipped(db, delivery);
       return;
     }
     const result = await deliverWebhook({
@@ -87,7 +87,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
       allowPrivate: allowPrivateDestinations,
     });
     if (result.ok) await recordSuccess(delivery);
-    else await recordFailure(db, owner, delivery, result.lastError, { retryScheduleMs });
+    else await recordFailure(db, delivery, result.lastError, { retryScheduleMs });
   }
 
   function launch(delivery: ClaimedDelivery): void {
@@ -98,59 +98,41 @@ export function webhookDeliveryWorker(services: Services): Worker {
         inFlight.delete(running);
         // Refilled in batches: one claim for half the slots costs about what a claim for
         // one does, and a busy pipeline would otherwise claim once per completed attempt.
-        if (inFlight.size <= concurrency / 2) wake();
+        if (inFlight.size <= concurrency / 2) pumps.wake();
       });
     inFlight.add(running);
   }
 
+  /** Fills the free slots, then sleeps until the next delivery falls due. */
   async function pump(): Promise<void> {
     while (!stopped && inFlight.size < concurrency) {
-      const claimed = await claimDueDeliveries(db, owner, concurrency - inFlight.size, leaseMs);
+      const claimed = await claimDueDeliveries(concurrency - inFlight.size);
       // Launched even if stop began meanwhile: stop waits for them, rather than leaving them
       // leased until the lease runs out.
       claimed.forEach(launch);
       if (claimed.length === 0) break;
     }
+    if (!stopped && inFlight.size < concurrency) scheduleIdleWake((await msUntilNextDue(db)) ?? MAX_IDLE_MS);
   }
+
+  // Woken by NOTIFY, by the idle timer and by finished attempts; wakes during a pass make one more.
+  const pumps = new SingleFlight(pump, (error) => {
+    log.error({ err: error }, 'webhook delivery pump failed');
+    scheduleIdleWake(MAX_IDLE_MS);
+  });
 
   function scheduleIdleWake(waitMs: number): void {
     if (stopped) return;
     if (timer !== null) clearTimeout(timer);
-    timer = setTimeout(wake, Math.min(Math.max(waitMs, 0), MAX_IDLE_MS));
+    timer = setTimeout(() => pumps.wake(), Math.min(Math.max(waitMs, 0), MAX_IDLE_MS));
     timer.unref();
-  }
-
-  /** Runs the pump; calls arriving while it runs make it go round once more, never twice at once. */
-  function wake(): void {
-    if (stopped) return;
-    if (pumping) {
-      pumpAgain = true;
-      return;
-    }
-    pumping = true;
-    void (async () => {
-      try {
-        do {
-          pumpAgain = false;
-          await pump();
-        } while (pumpAgain && !stopped);
-        if (!stopped && inFlight.size < concurrency) scheduleIdleWake((await msUntilNextDue(db)) ?? MAX_IDLE_MS);
-      } catch (error) {
-        log.error({ err: error }, 'webhook delivery pump failed');
-        scheduleIdleWake(MAX_IDLE_MS);
-      } finally {
-        pumping = false;
-      }
-      // A wake that came while the next due time was being read (a NOTIFY, say) is not lost.
-      if (pumpAgain) wake();
-    })();
   }
 
   return {
     name: 'webhook-delivery',
     start() {
       services.sql
-        .listen(OUTBOX_CHANNEL, () => wake())
+        .listen(OUTBOX_CHANNEL, () => pumps.wake())
         .then(
           (meta) => {
             if (stopped) void meta.unlisten();
@@ -158,16 +140,15 @@ export function webhookDeliveryWorker(services: Services): Worker {
           },
           (error: unknown) => log.error({ err: error }, 'could not LISTEN for outbox notifications; polling only'),
         );
-      wake();
+      pumps.wake();
     },
     async stop() {
       stopped = true;
       if (timer !== null) clearTimeout(timer);
       await unlisten?.().catch(() => {});
-      while (pumping || inFlight.size > 0) {
-        await Promise.all(inFlight);
-        if (pumping) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await pumps.stop();
+      // No attempt starts once the pump stopped; those in flight finish and are recorded.
+      await Promise.all(inFlight);
     },
   };
 }

@@ -3,6 +3,7 @@ import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { consoleSessions, operators } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
+import { dbNowPlus } from '../db-clock';
 import { hashSecret as hashToken } from '../secret-hash';
 import { authenticateConsoleKey, type Operator } from './operator-accounts';
 
@@ -19,7 +20,7 @@ export async function signInOperator(db: Db, consoleKey: string): Promise<{ oper
   const token = `constok_${randomBytes(32).toString('base64url')}`;
   await db
     .insert(consoleSessions)
-    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: sql`now() + make_interval(secs => ${CONSOLE_SESSION_MS / 1000})` });
+    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: dbNowPlus(CONSOLE_SESSION_MS) });
   return { operator, token };
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
 import { devices } from '../../../db/schema';
 import { killOrphans } from '../../browser';
+import { dbNowPlus } from '../db-clock';
 import { systemActor } from '../keys/principal';
 import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod, timestampParam } from './metering';
 import { lockDevice, moveDevice, type DeviceDeps } from './device-transitions';
@@ -110,7 +111,7 @@ export async function failAbandonedCreates(deps: DeviceDeps): Promise<number> {
   const abandoned = and(
     eq(devices.status, 'creating'),
     ne(devices.hostId, deps.hostId),
-    lt(devices.statusChangedAt, sql`now() - make_interval(secs => ${ABANDONED_CREATE_MS / 1000})`),
+    lt(devices.statusChangedAt, dbNowPlus(-ABANDONED_CREATE_MS)),
   );
   const candidates = await deps.db.select({ id: devices.id }).from(devices).where(abandoned);
   let failed = 0;

@@ -1,15 +1,27 @@
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
-import { escalations } from '../../../db/schema';
+import { escalations, organizations } from '../../../db/schema';
+import { dbNow, dbNowPlus } from '../db-clock';
 import { toPublicId } from '../ids';
+import { Lease, type LeaseClaim } from '../lease';
 import type { DeliveryError } from '../webhooks/deliver';
 import { nextAttemptDelayMs, shouldGiveUp } from '../webhooks/retry-schedule';
 import { toEscalationResource, type Escalation } from './escalation-resource';
 import { mintEscalationToken } from './escalation-token';
 
+// `next_delivery_at` is both when the next attempt falls due and, while an attempt holds the
+// delivery, its lease's expiry: a claimed row is not due again until the lease runs out, so
+// an instance that dies mid-attempt leaves it to whoever ticks next.
+const deliveryLease = new Lease(escalations, {
+  id: escalations.id,
+  owner: escalations.deliveryLeaseOwner,
+  expiresAt: escalations.nextDeliveryAt,
+});
+const deliveryPending = eq(escalations.deliveryStatus, 'pending');
+const due = and(deliveryPending, eq(escalations.status, 'pending'), lte(escalations.nextDeliveryAt, dbNow()));
+
 /** One POST to an organization's escalation URL that this instance holds the lease for. */
-export interface ClaimedEscalationDelivery {
-  id: string;
+export interface ClaimedEscalationDelivery extends LeaseClaim {
   url: string;
   /** The request body, bearer included: built once per attempt, never stored. */
   body: string;
@@ -19,8 +31,6 @@ export interface ClaimedEscalationDelivery {
   attempts: number;
   createdAt: Date;
   expiresAt: Date;
-  /** `next_delivery_at` as the claim set it, as text: it identifies this claim. */
-  leaseToken: string;
 }
 
 /** What the escalation URL receives (CONTRACT.md). */
@@ -33,88 +43,60 @@ export interface EscalationDeliveryBody {
 /**
  * Claims up to `limit` due deliveries of pending escalations for `owner`. Each claim mints
  * a fresh resolve bearer and stores only its hash, in the claim's own transaction, so
- * the bearer works as soon as the POST carrying it leaves. The lease moves
- * `next_delivery_at` to its expiry: an instance that dies mid-attempt leaves the row
- * due again once the lease runs out, and another instance picks it up.
+ * the bearer works as soon as the POST carrying it leaves.
  */
 export async function claimDueEscalationDeliveries(db: Db, owner: string, limit: number, leaseMs: number, publicUrl: string): Promise<ClaimedEscalationDelivery[]> {
   // The worker asks every second and almost always finds nothing: one indexed read then,
   // instead of a locking transaction.
-  const [anyDue] = await db
-    .select({ id: escalations.id })
-    .from(escalations)
-    .where(and(eq(escalations.deliveryStatus, 'pending'), eq(escalations.status, 'pending'), lte(escalations.nextDeliveryAt, sql`now()`)))
-    .limit(1);
+  const [anyDue] = await db.select({ id: escalations.id }).from(escalations).where(due).limit(1);
   if (anyDue === undefined) return [];
   return db.transaction(async (tx) => {
-    const due = await tx.execute<{ id: string; url: string | null; signing_secret: string | null }>(sql`
-      select escalation.id, organization.escalation_url as url, organization.escalation_signing_secret as signing_secret
-      from escalations escalation join organizations organization on organization.id = escalation.org_id
-      where escalation.delivery_status = 'pending' and escalation.status = 'pending' and escalation.next_delivery_at <= now()
-      order by escalation.next_delivery_at
-      limit ${limit}
-      for update of escalation skip locked`);
+    const leased = await deliveryLease
+      .claim(tx, { owner, leaseMs, limit, due, orderBy: asc(escalations.nextDeliveryAt) })
+      .returning({ row: escalations, ...deliveryLease.claimFields });
+    if (leased.length === 0) return [];
+    const destinations = await tx
+      .select({ id: organizations.id, url: organizations.escalationUrl, signingSecret: organizations.escalationSigningSecret })
+      .from(organizations)
+      .where(inArray(organizations.id, [...new Set(leased.map(({ row }) => row.orgId))]));
     const claimed: ClaimedEscalationDelivery[] = [];
-    for (const { id, url, signing_secret: signingSecret } of due) {
+    for (const { row, ...claim } of leased) {
+      const destination = destinations.find((organization) => organization.id === row.orgId);
       // A URL always comes with a secret (organizations_escalation_url_signed).
-      if (url === null || signingSecret === null) {
+      if (destination === undefined || destination.url === null || destination.signingSecret === null) {
         // The organization's URL was removed after the escalation opened: nowhere to send it.
-        await tx.update(escalations).set({ deliveryStatus: 'none', nextDeliveryAt: null }).where(eq(escalations.id, id));
+        await deliveryLease.release(tx, [claim], { set: { deliveryStatus: 'none' } });
         continue;
       }
       const { token, hash } = mintEscalationToken();
-      const [claim] = await tx
+      await tx
         .update(escalations)
-        .set({
-          tokenHashes: sql`array_append(${escalations.tokenHashes}, ${hash})`,
-          deliveryLeaseOwner: owner,
-          nextDeliveryAt: sql`now() + ${leaseMs} * interval '1 millisecond'`,
-        })
-        .where(eq(escalations.id, id))
-        .returning({ row: escalations, leaseToken: sql<string>`${escalations.nextDeliveryAt}::text` });
-      const { row, leaseToken } = claim!;
+        .set({ tokenHashes: sql`array_append(${escalations.tokenHashes}, ${hash})` })
+        .where(eq(escalations.id, row.id));
       const body: EscalationDeliveryBody = {
         escalation: toEscalationResource(row),
         resolve_url: `${publicUrl}/v1/escalations/${toPublicId('escalation', row.id)}/resolve`,
         token,
       };
       claimed.push({
-        id,
-        url,
+        ...claim,
+        url: destination.url,
         body: JSON.stringify(body),
-        signingSecret,
+        signingSecret: destination.signingSecret,
         attempts: row.deliveryAttempts,
         createdAt: row.createdAt,
         expiresAt: row.expiresAt,
-        leaseToken,
       });
     }
     return claimed;
   });
 }
 
-// Matching the lease as well as the owner pins the update to this claim: a late result
-// of an attempt whose lease ran out (and was claimed again) changes nothing.
-function heldBy(delivery: ClaimedEscalationDelivery, owner: string) {
-  return and(
-    eq(escalations.id, delivery.id),
-    eq(escalations.deliveryStatus, 'pending'),
-    eq(escalations.deliveryLeaseOwner, owner),
-    sql`${escalations.nextDeliveryAt} = ${delivery.leaseToken}::timestamptz`,
-  );
-}
-
-export async function recordEscalationDelivered(db: Db, owner: string, delivery: ClaimedEscalationDelivery): Promise<void> {
-  await db
-    .update(escalations)
-    .set({
-      deliveryStatus: 'succeeded',
-      deliveryAttempts: sql`${escalations.deliveryAttempts} + 1`,
-      deliveryLastError: null,
-      deliveryLeaseOwner: null,
-      nextDeliveryAt: null,
-    })
-    .where(heldBy(delivery, owner));
+export async function recordEscalationDelivered(db: Db, delivery: ClaimedEscalationDelivery): Promise<void> {
+  await deliveryLease.release(db, [delivery], {
+    set: { deliveryStatus: 'succeeded', deliveryAttempts: sql`${escalations.deliveryAttempts} + 1`, deliveryLastError: null },
+    where: deliveryPending,
+  });
 }
 
 /**
@@ -124,7 +106,6 @@ export async function recordEscalationDelivered(db: Db, owner: string, delivery:
  */
 export async function recordEscalationDeliveryFailed(
   db: Db,
-  owner: string,
   delivery: ClaimedEscalationDelivery,
   lastError: DeliveryError,
   { retryScheduleMs, now = new Date() }: { retryScheduleMs: readonly number[] | null; now?: Date },
@@ -132,14 +113,13 @@ export async function recordEscalationDeliveryFailed(
   const delayMs = nextAttemptDelayMs(delivery.attempts + 1, retryScheduleMs === null ? {} : { baseScheduleMs: retryScheduleMs });
   const nextAt = new Date(now.getTime() + delayMs);
   const giveUp = nextAt >= delivery.expiresAt || shouldGiveUp(delivery.createdAt, nextAt);
-  await db
-    .update(escalations)
-    .set({
+  await deliveryLease.release(db, [delivery], {
+    set: {
       deliveryStatus: giveUp ? 'failed' : 'pending',
       deliveryAttempts: sql`${escalations.deliveryAttempts} + 1`,
       deliveryLastError: lastError,
-      deliveryLeaseOwner: null,
-      nextDeliveryAt: giveUp ? null : sql`now() + ${delayMs} * interval '1 millisecond'`,
-    })
-    .where(heldBy(delivery, owner));
+      nextDeliveryAt: giveUp ? null : dbNowPlus(delayMs),
+    },
+    where: deliveryPending,
+  });
 }

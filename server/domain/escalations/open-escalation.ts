@@ -4,7 +4,7 @@ import { escalations, organizations, type EscalationKind } from '../../../db/sch
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
-import { dbNow, dbNowPlus } from '../tasks/db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
 import type { TaskRow } from '../tasks/task-resource';
 import { toEscalationResource, type EscalationRow } from './escalation-resource';
 

@@ -7,7 +7,7 @@ import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Actor } from '../keys/principal';
-import { dbNow } from '../tasks/db-time';
+import { dbNow } from '../db-clock';
 import { notifyTaskChange } from '../tasks/task-channel';
 import type { TaskRow } from '../tasks/task-resource';
 import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';

@@ -6,7 +6,7 @@ import { recordAudit } from '../audit/record-audit';
 import { loadDeviceForCaller } from '../devices/load-device';
 import { emitEvent } from '../events/emit-event';
 import { actorOf, type Principal } from '../keys/principal';
-import { dbNow, dbNowPlus } from '../tasks/db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
 import { toSessionResource, type MintedSession } from './session-resource';
 import { mintSessionToken } from './session-token';
 

@@ -8,7 +8,7 @@ import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import { toPublicId } from '../ids';
 import { actorOf, systemActor, type Actor, type Principal } from '../keys/principal';
-import { dbNow, dbNowPlus } from '../tasks/db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
 import type { TaskRow } from '../tasks/task-resource';
 import { lockTask, parkTask, resumeParkedTask } from '../tasks/task-transitions';
 import { iso } from '../time';

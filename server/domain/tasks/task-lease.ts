@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
-import { dbNow, dbNowPlus } from './db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
+import { Lease } from '../lease';
 import { failLostTasks } from './fail-lost-tasks';
 import type { TaskRow } from './task-resource';
 
@@ -9,26 +10,30 @@ import type { TaskRow } from './task-resource';
 // process (services.instanceId) driving the task, `lease_expires_at` how long its claim
 // holds without a heartbeat. A running task nobody holds carries a start deadline in
 // `lease_expires_at` instead (set on submit and on resume).
+const taskLease = new Lease(tasks, { id: tasks.id, owner: tasks.leaseOwner, expiresAt: tasks.leaseExpiresAt });
+
+/** The devices whose browser runs on `hostId`: only that host's pool can drive their tasks. */
+function devicesOnHost(db: Db, hostId: string) {
+  return db.select({ id: devices.id }).from(devices).where(eq(devices.hostId, hostId));
+}
 
 /**
  * Leases up to `limit` running, unleased tasks whose device's browser runs on this host
- * (devices.host_id): only this host's pool can drive them. SKIP LOCKED lets several
- * workers claim at once without waiting on each other or taking the same task.
+ * (devices.host_id): only this host's pool can drive them. A task whose lease ran out is
+ * never taken over: the page state its run depended on died with that run, so the sweep
+ * fails it instead (failExpiredLeases).
  */
 export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number): Promise<TaskRow[]> {
   if (limit <= 0) return [];
-  const claimable = db
-    .select({ id: tasks.id })
-    .from(tasks)
-    .innerJoin(devices, eq(devices.id, tasks.deviceId))
-    .where(and(eq(tasks.status, 'running'), isNull(tasks.leaseOwner), eq(devices.hostId, hostId)))
-    .orderBy(asc(tasks.createdAt))
-    .limit(limit)
-    .for('update', { of: tasks, skipLocked: true });
-  return db
-    .update(tasks)
-    .set({ leaseOwner: owner, leaseExpiresAt: dbNowPlus(leaseMs), attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() })
-    .where(inArray(tasks.id, claimable))
+  return taskLease
+    .claim(db, {
+      owner,
+      leaseMs,
+      limit,
+      due: and(eq(tasks.status, 'running'), isNull(tasks.leaseOwner), inArray(tasks.deviceId, devicesOnHost(db, hostId))),
+      orderBy: asc(tasks.createdAt),
+      set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() },
+    })
     .returning();
 }
 
@@ -41,13 +46,7 @@ export async function extendStartDeadlines(db: Db, hostId: string, leaseMs: numb
   await db
     .update(tasks)
     .set({ leaseExpiresAt: dbNowPlus(leaseMs) })
-    .where(
-      and(
-        eq(tasks.status, 'running'),
-        isNull(tasks.leaseOwner),
-        inArray(tasks.deviceId, db.select({ id: devices.id }).from(devices).where(eq(devices.hostId, hostId))),
-      ),
-    );
+    .where(and(eq(tasks.status, 'running'), isNull(tasks.leaseOwner), inArray(tasks.deviceId, devicesOnHost(db, hostId))));
 }
 
 export interface LeaseState {
@@ -64,17 +63,13 @@ export interface LeaseState {
  */
 export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: number): Promise<LeaseState> {
   return db.transaction(async (tx) => {
-    const renewed = await tx
-      .update(tasks)
-      .set({ leaseExpiresAt: dbNowPlus(leaseMs) })
-      .where(and(eq(tasks.id, task.id), eq(tasks.status, 'running'), eq(tasks.leaseOwner, owner)))
-      .returning({ id: tasks.id });
+    const held = await taskLease.renew(tx, task.id, owner, leaseMs, eq(tasks.status, 'running'));
     const device = await tx
       .update(devices)
       .set({ lastActiveAt: dbNow() })
       .where(and(eq(devices.id, task.deviceId), eq(devices.currentTaskId, task.id)))
       .returning({ id: devices.id });
-    return { held: renewed.length > 0, deviceHeld: device.length > 0 };
+    return { held, deviceHeld: device.length > 0 };
   });
 }
 

@@ -1,4 +1,5 @@
 import type { DbOrTx } from '../../../db/client';
+import { SingleFlight } from '../single-flight';
 import { getTaskIfTerminal } from './load-task';
 import type { Task } from './task-resource';
 import type { TaskChange, TaskChannel } from './task-channel';
@@ -60,8 +61,10 @@ export class TaskStepFeeds {
 /** The shared reader of one task's steps. */
 class TaskFeed {
   readonly #subscriptions = new Set<Subscription>();
-  #pumping = false;
-  #pumpAgain = false;
+  // One pass at a time per task; notifications during a pass make one more.
+  readonly #passes = new SingleFlight(() => this.#pass(), (error) => this.#fail(error));
+  /** The readers the pass in progress serves. */
+  #audience: Subscription[] = [];
   #checkStatus = false;
 
   constructor(
@@ -82,50 +85,37 @@ class TaskFeed {
   }
 
   /**
-   * Reads and hands out what changed; one pass at a time per task. The status is read
-   * only when it may have changed (a new reader, a `state` notification, a reconnect),
-   * not on every step.
+   * Reads and hands out what changed. The status is read only when it may have changed (a
+   * new reader, a `state` notification, a reconnect), not on every step.
    */
   pump(change: TaskChange): void {
     if (change !== 'step') this.#checkStatus = true;
-    if (this.#pumping) {
-      this.#pumpAgain = true;
-      return;
-    }
-    this.#pumping = true;
-    void this.#run().finally(() => {
-      this.#pumping = false;
-      // A notification that came between the loop's last check and here.
-      if (this.#pumpAgain && this.#subscriptions.size > 0) this.pump('step');
-    });
+    this.#passes.wake();
   }
 
-  async #run(): Promise<void> {
-    do {
-      this.#pumpAgain = false;
-      const readStatus = this.#checkStatus;
-      this.#checkStatus = false;
-      // Readers that arrive during this pass wait for the next one (they set #pumpAgain):
-      // `done` must only reach a reader that got every step of this pass.
-      const audience = [...this.#subscriptions];
-      if (audience.length === 0) return;
-      try {
-        // The status is read before the steps: a task seen terminal has all its steps
-        // committed, so the steps read next are complete before `done` goes out.
-        const terminal = readStatus ? await getTaskIfTerminal(this.db, this.taskId) : null;
-        let from = Math.min(...audience.map((subscription) => subscription.lastSeq));
-        for (;;) {
-          const steps = await stepsAfter(this.db, this.taskId, from, STEP_BATCH);
-          for (const subscription of audience) this.#handOver(subscription, steps);
-          if (steps.length < STEP_BATCH) break;
-          from = steps.at(-1)!.seq;
-        }
-        if (terminal !== null) for (const subscription of audience) if (this.#subscriptions.has(subscription)) subscription.reader.done(terminal);
-      } catch (error) {
-        for (const subscription of audience) if (this.#subscriptions.has(subscription)) subscription.reader.failed(error);
-        return;
-      }
-    } while (this.#pumpAgain);
+  async #pass(): Promise<void> {
+    const readStatus = this.#checkStatus;
+    this.#checkStatus = false;
+    // Readers that arrive during this pass wait for the next one (they wake it): `done`
+    // must only reach a reader that got every step of this pass.
+    const audience = (this.#audience = [...this.#subscriptions]);
+    if (audience.length === 0) return;
+    // The status is read before the steps: a task seen terminal has all its steps
+    // committed, so the steps read next are complete before `done` goes out.
+    const terminal = readStatus ? await getTaskIfTerminal(this.db, this.taskId) : null;
+    let from = Math.min(...audience.map((subscription) => subscription.lastSeq));
+    for (;;) {
+      const steps = await stepsAfter(this.db, this.taskId, from, STEP_BATCH);
+      for (const subscription of audience) this.#handOver(subscription, steps);
+      if (steps.length < STEP_BATCH) break;
+      from = steps.at(-1)!.seq;
+    }
+    if (terminal !== null) for (const subscription of audience) if (this.#subscriptions.has(subscription)) subscription.reader.done(terminal);
+  }
+
+  /** A pass failed: its readers end; readers that came during it get the next pass. */
+  #fail(error: unknown): void {
+    for (const subscription of this.#audience) if (this.#subscriptions.has(subscription)) subscription.reader.failed(error);
   }
 
   #handOver(subscription: Subscription, steps: TaskStep[]): void {

@@ -8,7 +8,7 @@ import { cancelPendingEscalations } from '../escalations/close-escalations';
 import { clearHoldsOnTask } from '../sessions/clear-task-holds';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
-import { dbNow, dbNowPlus } from './db-time';
+import { dbNow, dbNowPlus } from '../db-clock';
 import { notifyTaskChange } from './task-channel';
 import { toTaskResource, type TaskRow } from './task-resource';
 

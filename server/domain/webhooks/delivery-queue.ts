@@ -1,9 +1,11 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
-import { webhookDeliveries, webhookEndpoints } from '../../../db/schema';
+import { events, webhookDeliveries, webhookEndpoints } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
+import { dbNow, dbNowPlus } from '../db-clock';
 import { toPublicId } from '../ids';
 import { systemActor } from '../keys/principal';
+import { Lease, type LeaseClaim } from '../lease';
 import type { DeliveryError } from './deliver';
 import { abandonPendingDeliveries } from './endpoints';
 import { nextAttemptDelayMs, shouldGiveUp } from './retry-schedule';
@@ -11,16 +13,20 @@ import { nextAttemptDelayMs, shouldGiveUp } from './retry-schedule';
 /** Spec: an endpoint is disabled after this many consecutive failed deliveries. */
 export const AUTO_DISABLE_AFTER_FAILURES = 20;
 
+const deliveryLease = new Lease(webhookDeliveries, {
+  id: webhookDeliveries.id,
+  owner: webhookDeliveries.leaseOwner,
+  expiresAt: webhookDeliveries.leaseExpiresAt,
+});
+const pending = eq(webhookDeliveries.status, 'pending');
+
 /** One attempt this instance holds the lease for. */
-export interface ClaimedDelivery {
-  id: string;
+export interface ClaimedDelivery extends LeaseClaim {
   endpointId: string;
   /** Attempts already made before this one. */
   attempts: number;
   /** When the delivery was fanned out; retries stop 24 h after it. */
   createdAt: Date;
-  /** The lease expiry exactly as stored, as text: it identifies this claim. */
-  leaseToken: string;
   url: string;
   secret: string;
   endpointEnabled: boolean;
@@ -29,56 +35,53 @@ export interface ClaimedDelivery {
   body: string;
 }
 
-interface ClaimRow extends Record<string, unknown> {
-  id: string;
-  endpoint_id: string;
-  attempts: number;
-  created_ms: number;
-  lease_token: string;
-  url: string;
-  secret: string;
-  enabled: boolean;
-  type: string;
-  body: string;
-}
-
 /**
- * Claims up to `limit` due deliveries for `owner`. `SKIP LOCKED` lets instances claim side
- * by side without waiting on each other, and the lease moves `next_attempt_at` to its own
- * expiry: a claimed row is not due again until the lease runs out, so an instance that died
- * mid-attempt has its deliveries picked up by whoever polls next, with no separate sweep.
+ * The claim of due deliveries for `owner`: called with a limit, it claims up to that many,
+ * with what their attempts need from the endpoint and the event, in one statement. The lease
+ * moves `next_attempt_at` to its own expiry: a claimed row is not due again until the lease
+ * runs out, so an instance that died mid-attempt has its deliveries picked up by whoever
+ * polls next, with no separate sweep. Prepared once per worker: it runs every few attempts,
+ * and building the statement each time cost more than running it.
  */
-export async function claimDueDeliveries(db: Db, owner: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await db.execute<ClaimRow>(sql`
-    with due as (
-      select id from webhook_deliveries
-      where status = 'pending' and next_attempt_at <= now()
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked
-    )
-    update webhook_deliveries delivery
-    set lease_owner = ${owner},
-        lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
-        next_attempt_at = now() + ${leaseMs} * interval '1 millisecond'
-    from due, webhook_endpoints endpoint, events event
-    where delivery.id = due.id and endpoint.id = delivery.endpoint_id and event.id = delivery.event_id
-    returning delivery.id, delivery.endpoint_id, delivery.attempts,
-              (extract(epoch from delivery.created_at) * 1000)::float8 as created_ms,
-              delivery.lease_expires_at::text as lease_token,
-              endpoint.url, endpoint.secret, endpoint.enabled, event.type, event.envelope::text as body`);
-  return rows.map((row) => ({
-    id: row.id,
-    endpointId: row.endpoint_id,
-    attempts: row.attempts,
-    createdAt: new Date(row.created_ms),
-    leaseToken: row.lease_token,
-    url: row.url,
-    secret: row.secret,
-    endpointEnabled: row.enabled,
-    eventType: row.type,
-    body: row.body,
-  }));
+export function prepareDeliveryClaim(db: Db, owner: string, leaseMs: number): (limit: number) => Promise<ClaimedDelivery[]> {
+  const claimed = db.$with('claimed').as(
+    deliveryLease
+      .claim(db, {
+        owner,
+        leaseMs,
+        limit: sql.placeholder('limit'),
+        due: and(pending, lte(webhookDeliveries.nextAttemptAt, dbNow())),
+        orderBy: asc(webhookDeliveries.nextAttemptAt),
+        set: { nextAttemptAt: dbNowPlus(leaseMs) },
+      })
+      .returning({
+        ...deliveryLease.claimFields,
+        endpointId: webhookDeliveries.endpointId,
+        eventId: webhookDeliveries.eventId,
+        attempts: webhookDeliveries.attempts,
+        createdAt: webhookDeliveries.createdAt,
+      }),
+  );
+  const claim = db
+    .with(claimed)
+    .select({
+      id: claimed.id,
+      leaseOwner: claimed.leaseOwner,
+      leaseToken: claimed.leaseToken,
+      endpointId: claimed.endpointId,
+      attempts: claimed.attempts,
+      createdAt: claimed.createdAt,
+      url: webhookEndpoints.url,
+      secret: webhookEndpoints.secret,
+      endpointEnabled: webhookEndpoints.enabled,
+      eventType: events.type,
+      body: sql<string>`${events.envelope}::text`,
+    })
+    .from(claimed)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, claimed.endpointId))
+    .innerJoin(events, eq(events.id, claimed.eventId))
+    .prepare('claim_due_webhook_deliveries');
+  return (limit) => claim.execute({ limit });
 }
 
 /**
@@ -92,36 +95,25 @@ export async function msUntilNextDue(db: Db): Promise<number | null> {
   return row?.wait_ms ?? null;
 }
 
-// Matching the lease expiry as well as the owner pins the update to this claim: if the lease
-// ran out and the row was claimed again, a late result of the old attempt changes nothing.
-function heldBy(delivery: ClaimedDelivery, owner: string) {
-  return sql`id = ${delivery.id} and status = 'pending' and lease_owner = ${owner} and lease_expires_at = ${delivery.leaseToken}::timestamptz`;
-}
-
 /**
  * 2xx answers, recorded together: the deliveries are done, and each endpoint's failure streak
  * ends. One statement for a batch keeps the commits per delivery far below one under load.
  */
-export async function recordSuccesses(db: Db, owner: string, deliveries: readonly ClaimedDelivery[]): Promise<void> {
+export async function recordSuccesses(db: Db, deliveries: readonly ClaimedDelivery[]): Promise<void> {
   if (deliveries.length === 0) return;
-  // Lists travel as text: uuids and PostgreSQL timestamps never contain a comma.
-  const ids = deliveries.map((delivery) => delivery.id).join(',');
-  const tokens = deliveries.map((delivery) => delivery.leaseToken).join(',');
-  await db.execute(sql`
-    with held as (
-      select * from unnest(string_to_array(${ids}, ',')::uuid[], string_to_array(${tokens}, ',')::timestamptz[]) as held(id, lease_expires_at)
-    ), done as (
-      update webhook_deliveries delivery
-      set status = 'succeeded', attempts = attempts + 1, completed_at = now(), last_error = null,
-          lease_owner = null, lease_expires_at = null
-      from held
-      where delivery.id = held.id and delivery.status = 'pending' and delivery.lease_owner = ${owner}
-        and delivery.lease_expires_at = held.lease_expires_at
-      returning delivery.endpoint_id
-    )
-    update webhook_endpoints endpoint
-    set failure_count = 0, last_success_at = now()
-    where endpoint.id in (select endpoint_id from done)`);
+  const done = db.$with('done').as(
+    deliveryLease
+      .release(db, deliveries, {
+        set: { status: 'succeeded', attempts: sql`${webhookDeliveries.attempts} + 1`, completedAt: dbNow(), lastError: null },
+        where: pending,
+      })
+      .returning({ endpointId: webhookDeliveries.endpointId }),
+  );
+  await db
+    .with(done)
+    .update(webhookEndpoints)
+    .set({ failureCount: 0, lastSuccessAt: dbNow() })
+    .where(inArray(webhookEndpoints.id, db.select({ endpointId: done.endpointId }).from(done)));
 }
 
 export interface FailureOptions {
@@ -138,7 +130,6 @@ export interface FailureOptions {
  */
 export async function recordFailure(
   db: Db,
-  owner: string,
   delivery: ClaimedDelivery,
   lastError: DeliveryError,
   { retryScheduleMs, now = new Date() }: FailureOptions,
@@ -146,18 +137,23 @@ export async function recordFailure(
   const delayMs = nextAttemptDelayMs(delivery.attempts + 1, retryScheduleMs === null ? {} : { baseScheduleMs: retryScheduleMs });
   const giveUp = shouldGiveUp(delivery.createdAt, new Date(now.getTime() + delayMs));
   await db.transaction(async (tx) => {
-    const [held] = await tx.execute<{ endpoint_id: string }>(sql`
-      update webhook_deliveries
-      set attempts = attempts + 1, last_error = ${lastError}, lease_owner = null, lease_expires_at = null,
-          status = ${giveUp ? 'failed' : 'pending'}, next_attempt_at = now() + ${delayMs} * interval '1 millisecond',
-          completed_at = case when ${giveUp} then now() end
-      where ${heldBy(delivery, owner)}
-      returning endpoint_id`);
+    const [held] = await deliveryLease
+      .release(tx, [delivery], {
+        set: {
+          attempts: sql`${webhookDeliveries.attempts} + 1`,
+          lastError,
+          status: giveUp ? 'failed' : 'pending',
+          nextAttemptAt: dbNowPlus(delayMs),
+          completedAt: giveUp ? dbNow() : null,
+        },
+        where: pending,
+      })
+      .returning({ endpointId: webhookDeliveries.endpointId });
     if (held === undefined) return;
     const [endpoint] = await tx
       .update(webhookEndpoints)
       .set({ failureCount: sql`${webhookEndpoints.failureCount} + 1`, lastError })
-      .where(eq(webhookEndpoints.id, held.endpoint_id))
+      .where(eq(webhookEndpoints.id, held.endpointId))
       .returning();
     if (endpoint === undefined) return;
     if (!endpoint.enabled) {
@@ -182,9 +178,6 @@ export async function recordFailure(
 }
 
 /** A claimed delivery of an endpoint that is disabled: closed unsent (docs/webhooks.md). */
-export async function recordSkipped(db: Db, owner: string, delivery: ClaimedDelivery): Promise<void> {
-  await db
-    .update(webhookDeliveries)
-    .set({ status: 'failed', completedAt: new Date(), leaseOwner: null, leaseExpiresAt: null })
-    .where(heldBy(delivery, owner));
+export async function recordSkipped(db: Db, delivery: ClaimedDelivery): Promise<void> {
+  await deliveryLease.release(db, [delivery], { set: { status: 'failed', completedAt: new Date() }, where: pending });
 }
