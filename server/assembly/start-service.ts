@@ -20,7 +20,7 @@ import { CursorCodec } from '../domain/pagination/cursor';
 import { LimiterStore } from '../domain/rate-limit/limiter-store';
 import { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from '../domain/service-secret';
-import { TaskChannel } from '../domain/tasks/task-channel';
+import { TaskChannel } from '../domain/channels/task-channel';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { SessionGateway } from '../gateway/session-gateway';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';

@@ -7,7 +7,7 @@ import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
 import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
-import { SESSION_CHANNEL } from '../domain/sessions/session-channel';
+import { SESSION_CHANNEL } from '../domain/channels/session-channel';
 import { currentSession } from '../domain/sessions/live-view-session';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
 import { iso } from '../domain/time';

@@ -6,7 +6,7 @@ import type { Authenticator } from '../domain/keys/authenticate';
 import type { KeyRevocations } from '../domain/keys/key-revocations';
 import type { CursorCodec } from '../domain/pagination/cursor';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
-import type { TaskChannel } from '../domain/tasks/task-channel';
+import type { TaskChannel } from '../domain/channels/task-channel';
 import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import type { Logger } from '../core/log';
 

@@ -6,7 +6,7 @@ import { loadConfig } from '../../server/core/config';
 import { createOperator } from '../../server/domain/console/operator-accounts';
 import { mintEscalationToken } from '../../server/domain/escalations/escalation-token';
 import { parsePublicId } from '../../server/domain/ids';
-import { notifyTaskChange } from '../../server/domain/tasks/task-channel';
+import { notifyTaskChange } from '../../server/domain/channels/task-channel';
 import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
 import { hashSecret } from '../../server/domain/secret-hash';
 import { apiClient, type ApiCall } from '../support/http';

@@ -8,7 +8,7 @@ import { emitEvent } from '../events/emit-event';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Actor } from '../keys/principal';
 import { dbNow } from '../db-clock';
-import { notifyTaskChange } from '../tasks/task-channel';
+import { notifyTaskChange } from '../channels/task-channel';
 import type { TaskRow } from '../tasks/task-resource';
 import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
 import { toEscalationResource, type EscalationRow } from './escalation-resource';

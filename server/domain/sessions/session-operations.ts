@@ -12,7 +12,7 @@ import { dbNow, dbNowPlus } from '../db-clock';
 import type { TaskRow } from '../tasks/task-resource';
 import { lockTask, parkTask, resumeParkedTask } from '../tasks/task-transitions';
 import { iso } from '../time';
-import { notifySessionChange } from './session-channel';
+import { notifySessionChange } from '../channels/session-channel';
 import { isSessionLive, loadSessionForCaller, toSessionResource, type SessionRow } from './session-resource';
 
 // Takeover, release and revoke (one session, or every session of a revoked key). Every

@@ -10,7 +10,7 @@ import { toPublicId } from '../ids';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import { actorOf, type Principal } from '../keys/principal';
 import { dbNow, dbNowPlus } from '../db-clock';
-import { notifyTaskChange } from './task-channel';
+import { notifyTaskChange } from '../channels/task-channel';
 import { normalizedDomains, type SubmitTaskBody } from './task-input';
 import { toTaskResource, type Task } from './task-resource';
 

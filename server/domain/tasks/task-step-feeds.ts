@@ -2,7 +2,7 @@ import type { DbOrTx } from '../../../db/client';
 import { SingleFlight } from '../single-flight';
 import { getTaskIfTerminal } from './load-task';
 import type { Task } from './task-resource';
-import type { TaskChange, TaskChannel } from './task-channel';
+import type { TaskChange, TaskChannel } from '../channels/task-channel';
 import { stepsAfter, type TaskStep } from './task-steps';
 
 const STEP_BATCH = 500;

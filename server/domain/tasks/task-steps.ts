@@ -5,7 +5,7 @@ import { stepTypes, tasks, taskSteps } from '../../../db/schema';
 import type { NewStep } from '../../agent/step';
 import { toPublicId } from '../ids';
 import { iso } from '../time';
-import { notifyTaskChange } from './task-channel';
+import { notifyTaskChange } from '../channels/task-channel';
 
 /** A step as the event stream sends it (CONTRACT.md step payload). */
 export const TaskStepSchema = z.object({

@@ -4,12 +4,11 @@ import { devices, tasks, type TaskStatus } from '../../../db/schema';
 import { failureResult, type FailureCode } from '../../agent/failures';
 import type { JsonValue } from '../../agent/json-value';
 import { recordAudit } from '../audit/record-audit';
-import { cancelPendingEscalations } from '../escalations/close-escalations';
-import { clearHoldsOnTask } from '../sessions/clear-task-holds';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
 import { dbNow, dbNowPlus } from '../db-clock';
-import { notifyTaskChange } from './task-channel';
+import { notifyTaskChange } from '../channels/task-channel';
+import { cancelPendingEscalations, clearHoldsOnTask } from './task-end-releases';
 import { toTaskResource, type TaskRow } from './task-resource';
 
 /** How a task ends: every terminal path goes through endTask. */

@@ -1,9 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '../../../db/client';
-import { escalations } from '../../../db/schema';
+import { escalations, sessions } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
 import { toPublicId } from '../ids';
+import { notifySessionChange } from '../channels/session-channel';
 import type { Actor } from '../keys/principal';
+
+// What a task's end lets go of, in the transaction that ends it (endTask, with the task
+// row locked): the state machine's owner releases what escalations and sessions attached
+// to the task, so those areas call the task's transitions and never the reverse.
 
 /**
  * Closes the pending escalations of a task that ended some other way (canceled, device
@@ -25,4 +30,18 @@ export async function cancelPendingEscalations(tx: Tx, taskId: string, actor: Ac
       details: { task_id: toPublicId('task', row.taskId) },
     });
   }
+}
+
+/**
+ * A task that ends while a session holds it (canceled, device lost) takes the hold with
+ * it, so the session cannot keep relaying input to a device whose slot moved on.
+ * Called by endTask inside its transaction, with the task row locked.
+ */
+export async function clearHoldsOnTask(tx: Tx, taskId: string): Promise<void> {
+  const cleared = await tx
+    .update(sessions)
+    .set({ holdTaskId: null, holdExpiresAt: null })
+    .where(eq(sessions.holdTaskId, taskId))
+    .returning({ id: sessions.id });
+  for (const { id } of cleared) await notifySessionChange(tx, id);
 }
