@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// This file is server/assembly/next-console.ts: the project is two folders up.
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The Next.js app (console pages), served by our own node server on the API's port. */
 export async function startConsole() {
