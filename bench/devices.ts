@@ -6,7 +6,7 @@ import { connectDatabase } from '../db/client';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
 import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
-import { launchChromiumAsTheService } from '../server/browser/test-support';
+import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 
 // `npm run bench:devices`: device create latency (POST /v1/devices, through the real
 // service in its own process) and resident memory per active device at 1, 5 and 10

@@ -3,8 +3,8 @@ import { FAILURE_DETAILS } from './failures';
 import { createModelPlanner, type ModelPlannerOptions } from './model-planner';
 import { runAgent, type RunAgentInput } from './run-agent';
 import type { NewStep } from './step';
-import { FakePageDriver } from './testing/fake-page-driver';
-import { startScriptedOpenAiServer, type RecordedChatRequest, type ScriptedOpenAiServer, type ScriptedReply } from './testing/scripted-openai-server';
+import { FakePageDriver } from '../../test/support/fake-page-driver';
+import { startScriptedOpenAiServer, type RecordedChatRequest, type ScriptedOpenAiServer, type ScriptedReply } from '../../test/support/scripted-openai-server';
 
 const FORM = 'http://127.0.0.1:4000/form';
 const API_KEY = 'sk-test-0123456789';

@@ -4,14 +4,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTaskPages, type TaskPages } from '../../test/support/task-pages';
 import { LocalBrowserProvider } from '../browser/local-provider';
-import { BROWSER_ISOLATION } from '../browser/test-support';
+import { BROWSER_ISOLATION } from '../../test/support/browser-fixtures';
 import type { BrowserHandle, PageDriver } from '../browser/types';
 import { createModelPlanner } from './model-planner';
 import { createOfflinePlanner } from './offline-planner';
 import type { Planner } from './planner';
 import { runAgent } from './run-agent';
 import type { NewStep } from './step';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from './testing/scripted-openai-server';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '../../test/support/scripted-openai-server';
 
 // The agent on a real Chromium (found on PATH) against pages served on 127.0.0.1.
 

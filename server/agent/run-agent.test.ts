@@ -6,7 +6,7 @@ import { createOfflinePlanner } from './offline-planner';
 import { PlannerError, type Planner, type PlannerInput } from './planner';
 import { runAgent, WAIT_FOR_TEXT_TIMEOUT_MS, type RunAgentInput } from './run-agent';
 import type { NewStep } from './step';
-import { FakePageDriver } from './testing/fake-page-driver';
+import { FakePageDriver } from '../../test/support/fake-page-driver';
 
 const FORM = 'http://127.0.0.1:4000/form';
 const DONE = 'http://127.0.0.1:4000/done';

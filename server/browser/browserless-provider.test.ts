@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserlessProvider } from './browserless-provider.js';
 import { isRunning } from './chromium-process.js';
 import type { DeviceState, DeviceStateStore } from './device-state.js';
-import { makeTempDir, startPageServer, startRemoteChromium, type PageServer, type RemoteChromium } from './test-support.js';
+import { makeTempDir, startPageServer, startRemoteChromium, type PageServer, type RemoteChromium } from '../../test/support/browser-fixtures.js';
 
 // The provider against a plain Chromium started with --remote-debugging-port: a raw
 // DevTools endpoint whose one browser every device shares, each in its own context.

@@ -8,7 +8,7 @@ import {
   TEXT_OF_SCRIPT,
 } from './in-page-scripts.js';
 import { CHROMIUM_FLAGS } from './local-provider.js';
-import { launchChromiumAsTheService, makeTempDir } from './test-support.js';
+import { launchChromiumAsTheService, makeTempDir } from '../../test/support/browser-fixtures.js';
 
 // Pages of a made-up origin, answered by request interception: no server needed.
 const ORIGIN = 'http://pages.test';

@@ -3,7 +3,7 @@ import puppeteer, { type CDPSession } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openLiveView } from './live-view.js';
 import { LocalBrowserProvider } from './local-provider.js';
-import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, startRemoteChromium, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, startRemoteChromium, type PageServer } from '../../test/support/browser-fixtures.js';
 import {
   ActionError,
   InvalidLiveInputError,

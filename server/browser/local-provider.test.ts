@@ -15,7 +15,7 @@ import { systemStateDirectoryFor } from '../os/system-state-directory.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserPool, CapacityExhaustedError, DeviceOrganizationMismatchError } from './pool.js';
 import { createBrowserProvider } from './provider-factory.js';
-import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from '../../test/support/browser-fixtures.js';
 import { ActionError, BrowserLaunchError } from './types.js';
 
 let server: PageServer;

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHROMIUM_FLAGS } from './local-provider.js';
 import { PuppeteerPageDriver } from './page-driver.js';
-import { launchChromiumAsTheService, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { launchChromiumAsTheService, makeTempDir, startPageServer, type PageServer } from '../../test/support/browser-fixtures.js';
 import type { PageObservation } from './types.js';
 
 // Whether a cross-site iframe runs out of process depends on site isolation, which

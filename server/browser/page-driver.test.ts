@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalBrowserProvider } from './local-provider.js';
-import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from './test-support.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from '../../test/support/browser-fixtures.js';
 import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
 
 // One Chromium serves every driver test; each test starts from a fresh navigation.

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, startRemoteChromium } from '../../server/browser/test-support';
+import { makeTempDir, startRemoteChromium } from '../support/browser-fixtures';
 import { startBrowserlessServer } from '../support/browserless-server';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';

@@ -5,7 +5,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { deviceStates } from '../../db/schema';
-import { startPageServer, type PageServer } from '../../server/browser/test-support';
+import { startPageServer, type PageServer } from '../support/browser-fixtures';
 import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
 import { startService, type RunningService } from '../../server/assembly/start-service';

@@ -1,4 +1,4 @@
-import { startRemoteChromium, makeTempDir, type RemoteChromium } from '../../server/browser/test-support';
+import { startRemoteChromium, makeTempDir, type RemoteChromium } from '../support/browser-fixtures';
 import { deviceCoreSuite } from './devices-core-suite';
 
 // A plain Chromium with --remote-debugging-port=0 on 127.0.0.1 speaks the CDP a

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escalations } from '../../db/schema';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '../../server/agent/testing/scripted-openai-server';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '../support/scripted-openai-server';
 import { resolveEscalation } from '../../server/domain/escalations/resolve-escalation';
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';

@@ -1,4 +1,4 @@
-import { FakePageDriver } from '../../server/agent/testing/fake-page-driver';
+import { FakePageDriver } from './fake-page-driver';
 import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver } from '../../server/browser';
 
 export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind'>;

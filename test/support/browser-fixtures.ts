@@ -7,10 +7,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { loadConfig } from '../core/config.js';
-import { BrowserUsers } from './browser-users.js';
-import { chromiumCommand } from './chromium-command.js';
-import { handProfileTo } from './profile-access.js';
+import { loadConfig } from '../../server/core/config.js';
+import { BrowserUsers } from '../../server/browser/browser-users.js';
+import { chromiumCommand } from '../../server/browser/chromium-command.js';
+import { handProfileTo } from '../../server/browser/profile-access.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 

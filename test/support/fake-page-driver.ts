@@ -1,4 +1,4 @@
-import type { ActionError, ActionTarget, InteractiveElement, PageDriver, PageObservation } from '../../browser/types';
+import type { ActionError, ActionTarget, InteractiveElement, PageDriver, PageObservation } from '../../server/browser/types';
 
 /**
  * A recording stand-in for the real driver, for unit tests of the agent's logic only (the
