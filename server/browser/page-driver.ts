@@ -45,8 +45,13 @@ const NAVIGATION_START_GRACE_MS = 300;
 
 const SCREENSHOT_QUALITY = 60;
 
-/** How often waitForText looks at the page again. */
-const TEXT_POLL_MS = 100;
+/**
+ * How often waitForText looks at the page again: soon at first (text that follows a
+ * navigation or a click usually appears within milliseconds, and a fixed 100 ms poll made
+ * every such step wait up to 100 ms more), then backing off to every 100 ms.
+ */
+const TEXT_POLL_FIRST_MS = 5;
+const TEXT_POLL_MAX_MS = 100;
 
 /**
  * What the agent may open by URL: network pages (judged by the egress proxy) and pages
@@ -231,13 +236,13 @@ export class PuppeteerPageDriver implements PageDriver {
         timer = setTimeout(() => resolve(false), timeoutMs);
       });
       try {
-        for (;;) {
+        for (let pollMs = TEXT_POLL_FIRST_MS; ; pollMs = Math.min(pollMs * 2, TEXT_POLL_MAX_MS)) {
           if (await Promise.race([framesShowText(this.page, text), expired])) return;
           if (!this.isAlive()) throw browserGone();
           if (Date.now() >= deadline) {
             throw new ActionError('timeout', `"${text}" did not appear within ${timeoutMs} ms`);
           }
-          await delay(Math.min(TEXT_POLL_MS, deadline - Date.now()));
+          await delay(Math.min(pollMs, deadline - Date.now()));
         }
       } finally {
         clearTimeout(timer);
