@@ -143,7 +143,7 @@ describe('devices on a real browserless server', () => {
     expect((await api('POST', `/v1/devices/${asleep}/wake`)).body.status).toBe('active');
   });
 
-  it('keeps cookies and localStorage across sleep and wake, and when another instance wakes the device; nothing is left once it is deleted', async () => {
+  it('keeps cookies and localStorage across sleep and wake, and when another instance wakes the device (which then serves its tasks and, relayed, its live view); nothing is left once it is deleted', async () => {
     const device = await devices.create(tenant.spaceId);
     const set = await runTask(api, device, `go to ${pages.url('/set-cookie')} then go to ${pages.url('/set-storage')} then return the title`);
     expect(set).toMatchObject({ status: 'succeeded', result: 'Storage set' });
@@ -163,6 +163,18 @@ describe('devices on a real browserless server', () => {
     expect(second.services.browserPool.get(id)).toBeDefined();
     expect(test.service.services.browserPool.get(id)).toBeUndefined();
     expect(await readBack(onSecond)).toEqual({ cookie: 'device_session=kept', storage: 'kept' });
+
+    // A live view asked of the first instance is relayed to the second, which now holds the browser.
+    const watch = (await api('POST', `/v1/devices/${device}/sessions`, {})).body;
+    const socket = new WebSocket(`${test.url.replace('http', 'ws')}${new URL(watch.ws_url).pathname}`, ['svc.operator.v1', `svc.token.${watch.session_token}`]);
+    const frames: any[] = [];
+    socket.on('message', (data) => {
+      const message = JSON.parse(data.toString());
+      if (message.type === 'frame') frames.push(message);
+    });
+    await until(async () => frames.length > 0);
+    expect(Buffer.from(frames[0].data, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    socket.close();
 
     expect((await onSecond('DELETE', `/v1/devices/${device}`)).status).toBe(202);
     const db = test.service.services.db;
