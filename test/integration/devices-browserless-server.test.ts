@@ -1,20 +1,18 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { deviceStates } from '../../db/schema';
 import { startPageServer, type PageServer } from '../support/browser-fixtures';
-import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import type { RunningService } from '../../server/assembly/start-service';
 import { startBrowserlessServer, type BrowserlessServer } from '../support/browserless-server';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
-import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { allScopes, createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
 import { deviceCoreSuite } from './devices-core-suite';
 
 // Devices on a real browserless 2.x server that runs one browser at a time (CONCURRENT=1,
@@ -38,7 +36,6 @@ deviceCoreSuite('a real browserless server', { local: false, env: async () => br
 describe('devices on a real browserless server', () => {
   let test: TestService;
   let second: RunningService;
-  let secondDataDir: string;
   let tenant: TestTenant;
   let api: ApiCall;
   let onSecond: ApiCall;
@@ -50,8 +47,7 @@ describe('devices on a real browserless server', () => {
     pages = await startPageServer();
     taskPages = await startTaskPages();
     test = await startTestService(browserlessEnv());
-    secondDataDir = await mkdtemp(path.join(tmpdir(), 'operator-second-host-'));
-    second = await startService(loadConfig({ ...test.env, PORT: '0', OPERATOR_DATA_DIR: secondDataDir }));
+    second = await startAnotherInstance(test);
     tenant = await createTenant(test);
     const key = await tenant.key(allScopes);
     api = apiClient(test.url, key);
@@ -61,7 +57,6 @@ describe('devices on a real browserless server', () => {
   afterAll(async () => {
     await second?.close();
     await test?.stop();
-    await rm(secondDataDir, { recursive: true, force: true });
     await pages?.close();
     await taskPages?.close();
   });

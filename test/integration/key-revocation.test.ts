@@ -1,19 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { apiKeys, auditEvents, events } from '../../db/schema';
-import { loadConfig } from '../../server/core/config';
 import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import type { RunningService } from '../../server/assembly/start-service';
 import { apiClient } from '../support/http';
 import { PROJECT_ROOT } from '../support/service-process';
 import { waitForTaskEnd } from '../support/task-helpers';
-import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { allScopes, createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
 // Revoking an API key reaches what it holds open, on every instance sharing the database,
 // within a second: its task event streams end, and the live-view sockets of the sessions
@@ -23,19 +20,16 @@ import { allScopes, createTenant, startTestService, type TestService, type TestT
 const run = promisify(execFile);
 let first: TestService;
 let second: RunningService;
-let secondDataDir: string;
 let tenant: TestTenant;
 
 beforeAll(async () => {
   first = await startTestService();
-  secondDataDir = await mkdtemp(path.join(tmpdir(), 'operator-second-host-'));
-  second = await startService(loadConfig({ ...first.env, PORT: '0', OPERATOR_DATA_DIR: secondDataDir }));
+  second = await startAnotherInstance(first);
   tenant = await createTenant(first);
 });
 afterAll(async () => {
   await second?.close();
   await first?.stop();
-  await rm(secondDataDir, { recursive: true, force: true });
 });
 
 /** An open event stream; `ended` resolves with the time its body ended. */

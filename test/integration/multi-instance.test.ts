@@ -1,14 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import type { RunningService } from '../../server/assembly/start-service';
 import { apiClient } from '../support/http';
-import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
+import { allScopes, createTenant, startAnotherInstance, startTestService, type TestService } from '../support/test-service';
 
 // Two instances on one database, each with its own data directory (host): a live-view
 // client that reaches the instance without the device's browser is relayed to the one
@@ -17,18 +14,15 @@ import { allScopes, createTenant, startTestService, type TestService } from '../
 
 let first: TestService;
 let second: RunningService;
-let secondDataDir: string;
 
 beforeAll(async () => {
   // Sweeps every 200 ms, so an instance notices quickly what another one changed.
   first = await startTestService({ OPERATOR_SWEEP_INTERVAL_MS: '200' });
-  secondDataDir = await mkdtemp(path.join(tmpdir(), 'operator-second-host-'));
-  second = await startService(loadConfig({ ...first.env, PORT: '0', OPERATOR_DATA_DIR: secondDataDir }));
+  second = await startAnotherInstance(first);
 });
 afterAll(async () => {
   await second?.close();
   await first?.stop();
-  await rm(secondDataDir, { recursive: true, force: true });
 });
 
 function connect(url: string, protocols: string[]): Promise<{ socket: WebSocket; messages: any[]; closed: Promise<number> }> {
@@ -82,7 +76,7 @@ describe('a session whose device runs on another instance', () => {
     const key = await tenant.key(allScopes);
     const device = await apiClient(second.url, key)('POST', '/v1/devices', { space_id: tenant.spaceId });
     const id = parsePublicId('device', device.body.id)!;
-    const profile = path.join(secondDataDir, 'profiles', id);
+    const profile = path.join(second.services.config.dataDir, 'profiles', id);
     expect(second.services.browserPool.get(id)).toBeDefined();
     expect(existsSync(profile)).toBe(true);
 

@@ -1,21 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
 import { taskEventsRoute } from '../../server/api/tasks/stream-task-events';
 import { EventStreams } from '../../server/http/event-stream';
-import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
 import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
-import { startService } from '../../server/assembly/start-service';
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
-import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
 // Tasks end to end on the offline planner: real PostgreSQL, real Chromium, pages served here.
 
@@ -179,8 +174,7 @@ describe('tasks on the offline planner', () => {
   });
 
   it('cancels and streams through another instance than the one running the task', async () => {
-    const otherDataDir = await mkdtemp(path.join(tmpdir(), 'operator-second-'));
-    const second = await startService(loadConfig({ ...test.env, PORT: '0', OPERATOR_DATA_DIR: otherDataDir }));
+    const second = await startAnotherInstance(test);
     try {
       const device = await newDevice();
       const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
@@ -203,7 +197,6 @@ describe('tasks on the offline planner', () => {
       expect(await deviceSlot(device)).toBeNull();
     } finally {
       await second.close();
-      await rm(otherDataDir, { recursive: true, force: true });
     }
   });
 
