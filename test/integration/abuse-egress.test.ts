@@ -147,32 +147,43 @@ describe('device egress policy (default configuration)', () => {
   });
 });
 
+/**
+ * The policy on a service whose devices live on a browserless endpoint (`BROWSERLESS_URL`):
+ * a private page is `destination_blocked`, the attack page loads and reaches nothing private.
+ */
+async function expectEgressHeldThrough(browserlessUrl: string): Promise<void> {
+  const remoteService = await startTestService({
+    OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'false',
+    OPERATOR_TEST_ALLOW_DESTINATIONS: `127.0.0.1:${site.port}`,
+    OPERATOR_BROWSER: 'browserless',
+    BROWSERLESS_URL: browserlessUrl,
+  });
+  try {
+    const remoteTenant = await createTenant(remoteService);
+    const remoteApi = apiClient(remoteService.url, await remoteTenant.key(['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read']));
+    const device = await remoteApi('POST', '/v1/devices', { space_id: remoteTenant.spaceId });
+    expect(device.status).toBe(201);
+    const run = async (prompt: string) => {
+      const submitted = await remoteApi('POST', `/v1/devices/${device.body.id}/tasks`, { prompt });
+      return waitForTaskEnd(remoteApi, submitted.body.id);
+    };
+    expect((await run(`go to http://127.0.0.1:${privateServer.port}/ then return the title`)).result).toEqual({ error: 'destination_blocked', detail: blockedDetail });
+    expect(await run(`go to http://127.0.0.1:${site.port}/attack then wait for "attempts done" then return the title`)).toMatchObject({ status: 'succeeded', result: 'Attack' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(privateServer.hits).toEqual([]);
+    await remoteApi('DELETE', `/v1/devices/${device.body.id}`);
+  } finally {
+    await remoteService.stop();
+  }
+}
+
 describe('device egress policy on a browserless endpoint of this machine', () => {
   it('holds for devices in contexts of a shared remote browser', async () => {
     const profile = await makeTempDir('operator-egress-remote-');
     const remote = await startRemoteChromium(profile.dir);
-    const remoteService = await startTestService({
-      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'false',
-      OPERATOR_TEST_ALLOW_DESTINATIONS: `127.0.0.1:${site.port}`,
-      OPERATOR_BROWSER: 'browserless',
-      BROWSERLESS_URL: remote.webSocketUrl,
-    });
     try {
-      const remoteTenant = await createTenant(remoteService);
-      const remoteApi = apiClient(remoteService.url, await remoteTenant.key(['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read']));
-      const device = await remoteApi('POST', '/v1/devices', { space_id: remoteTenant.spaceId });
-      expect(device.status).toBe(201);
-      const run = async (prompt: string) => {
-        const submitted = await remoteApi('POST', `/v1/devices/${device.body.id}/tasks`, { prompt });
-        return waitForTaskEnd(remoteApi, submitted.body.id);
-      };
-      expect((await run(`go to http://127.0.0.1:${privateServer.port}/ then return the title`)).result).toEqual({ error: 'destination_blocked', detail: blockedDetail });
-      expect(await run(`go to http://127.0.0.1:${site.port}/attack then wait for "attempts done" then return the title`)).toMatchObject({ status: 'succeeded' });
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(privateServer.hits).toEqual([]);
-      await remoteApi('DELETE', `/v1/devices/${device.body.id}`);
+      await expectEgressHeldThrough(remote.webSocketUrl);
     } finally {
-      await remoteService.stop();
       await remote.stop();
       await profile.remove();
     }
@@ -180,27 +191,9 @@ describe('device egress policy on a browserless endpoint of this machine', () =>
 
   it('holds for a device of a real browserless server, which launches a browser of its own per device', async () => {
     const browserless = await startBrowserlessServer({ concurrent: 1 });
-    const browserlessService = await startTestService({
-      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'false',
-      OPERATOR_TEST_ALLOW_DESTINATIONS: `127.0.0.1:${site.port}`,
-      OPERATOR_BROWSER: 'browserless',
-      BROWSERLESS_URL: browserless.url,
-    });
     try {
-      const browserlessTenant = await createTenant(browserlessService);
-      const browserlessApi = apiClient(browserlessService.url, await browserlessTenant.key(['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read']));
-      const device = await browserlessApi('POST', '/v1/devices', { space_id: browserlessTenant.spaceId });
-      expect(device.status).toBe(201);
-      const run = async (prompt: string) => {
-        const submitted = await browserlessApi('POST', `/v1/devices/${device.body.id}/tasks`, { prompt });
-        return waitForTaskEnd(browserlessApi, submitted.body.id);
-      };
-      expect((await run(`go to http://127.0.0.1:${privateServer.port}/ then return the title`)).result).toEqual({ error: 'destination_blocked', detail: blockedDetail });
-      expect(await run(`go to http://127.0.0.1:${site.port}/ then return the title`)).toMatchObject({ status: 'succeeded', result: 'Public' });
-      expect(privateServer.hits).toEqual([]);
-      await browserlessApi('DELETE', `/v1/devices/${device.body.id}`);
+      await expectEgressHeldThrough(browserless.url);
     } finally {
-      await browserlessService.stop();
       await browserless.stop();
     }
   });
