@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config';
+import { ENV_VARIABLES, loadConfig } from './config';
 
 describe('loadConfig', () => {
   it('applies the CONTRACT.md defaults', () => {
@@ -34,5 +36,11 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ OPERATOR_TRUSTED_PROXIES: proxies })).toThrow(/OPERATOR_TRUSTED_PROXIES/);
     }
     expect(loadConfig({ OPERATOR_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1,::1' }).http.trustedProxies).toEqual(['10.0.0.0/8', '192.0.2.1', '::1']);
+  });
+
+  it('has every variable it reads listed in .env.example, and no other', () => {
+    const example = readFileSync(path.resolve(import.meta.dirname, '../../.env.example'), 'utf8');
+    const listed = [...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]);
+    expect([...listed].sort()).toEqual([...ENV_VARIABLES].sort());
   });
 });

@@ -123,6 +123,9 @@ const EnvSchema = z.object({
 
 export type Env = z.input<typeof EnvSchema>;
 
+/** Every variable the service reads; .env.example lists each with its default. */
+export const ENV_VARIABLES = Object.keys(EnvSchema.shape) as Array<keyof Env>;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
