@@ -27,6 +27,10 @@ export function renderPlannerMessage(prompt: string, history: readonly NewStep[]
     return `[${element.ref}] ${element.role} ${JSON.stringify(element.name)}${value}`;
   });
 
+  // The model is told what was wrong with its last reply after the page, where it reads last.
+  const last = history.at(-1);
+  const correction = last?.type === 'correction' && last.note !== null ? ['', `Correction: ${last.note}`] : [];
+
   return [
     `Task: ${prompt}`,
     '',
@@ -38,6 +42,7 @@ export function renderPlannerMessage(prompt: string, history: readonly NewStep[]
     `Title: ${page.title}`,
     'Interactive elements ([ref] role "name"):',
     ...(elementLines.length === 0 ? ['(none)'] : elementLines),
+    ...correction,
   ].join('\n');
 }
 

@@ -72,6 +72,8 @@ export async function appendStep(db: Db, taskId: string, orgId: string, seq: num
       for share of ${tasks}
       returning 1`);
     if (inserted.length === 0) return false;
+    // The Task's `usage.steps`, kept on the row so reading a task needs no count.
+    await tx.update(tasks).set({ stepCount: sql`${tasks.stepCount} + 1` }).where(eq(tasks.id, taskId));
     await notifyTaskChange(tx, taskId, 'step');
     return true;
   });
