@@ -3,6 +3,7 @@ import { ActionError } from '../browser/types';
 import { CORRECTION_TEXTS, type CorrectionReason } from './correction';
 import { FAILURE_DETAILS } from './failures';
 import type { ModelCallUsage } from './model-usage';
+import { estimateTokens } from './token-estimate';
 import { createModelPlanner, type ModelPlannerOptions } from './model-planner';
 import { runAgent, type RunAgentInput } from './run-agent';
 import type { NewStep } from './step';
@@ -232,6 +233,27 @@ describe('model planner: a bad model reply is sent back for another try, and lea
     ]);
     expect(userText(server.requests[1])).toContain(CORRECTION_TEXTS.element_not_found);
     expect(JSON.stringify(steps)).not.toContain(LEAK);
+  });
+});
+
+describe('model planner: a long task', () => {
+  it('never sends a request over the context budget in 60 steps', async () => {
+    const budget = 6_000;
+    for (let step = 1; step <= 60; step += 1) {
+      server.push({
+        toolCalls: [{ name: 'type', arguments: { text: `line ${step} ${'w'.repeat(400)}`, target: 1, reason: `Step ${step}: ${'because '.repeat(150)}` } }],
+      });
+    }
+    server.push({ toolCalls: [{ name: 'finish', arguments: { answer: 'typed it all' } }] });
+    const { outcome, steps } = await run('Type sixty lines', { contextTokens: budget });
+    expect(outcome).toEqual({ status: 'succeeded', result: 'typed it all' });
+    expect(steps.filter((step) => step.type === 'action')).toHaveLength(60);
+    expect(server.requests).toHaveLength(61);
+    for (const request of server.requests) expect(estimateTokens(JSON.stringify(request.body))).toBeLessThanOrEqual(budget);
+    // The budget did bite: the last request leaves the oldest steps out and keeps the newest.
+    const last = userText(server.requests.at(-1));
+    expect(last).toMatch(/\(\d+ earlier steps not shown\)/);
+    expect(last).toContain('60. action: type "line 60');
   });
 });
 

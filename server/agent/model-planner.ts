@@ -14,6 +14,7 @@ import { helpKinds, type AgentAction } from './agent-action';
 import type { ModelCallUsage } from './model-usage';
 import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
 import { normalizeUrl } from './normalize-url';
+import { estimateTokens } from './token-estimate';
 import { PlannerError, type Planner, type PlannerDecision, type PlannerInput, type PlannerRejection } from './planner';
 
 export interface ModelPlannerOptions {
@@ -29,7 +30,27 @@ export interface ModelPlannerOptions {
   requestTimeoutMs?: number;
   /** Bad replies in a row the model is told about and may retry (Planner.maxCorrections). Default 3. */
   maxCorrections?: number;
+  /** Most estimated tokens one request may hold (token-estimate.ts). Default 24,000. */
+  contextTokens?: number;
 }
+
+/**
+ * What a request holds besides the messages' text, in estimated tokens: the tool
+ * definitions as the SDK sends them (about 1,580 by token-estimate.ts) and the JSON around
+ * the messages. The 60-step test checks whole requests against the budget.
+ */
+const TOOLS_AND_FRAMING_TOKENS = 2_000;
+/**
+ * The user message goes out as a JSON string, where every quote and line break (element
+ * names are quoted, steps are lines) takes one more character; a tenth of its budget is
+ * kept for that.
+ */
+const JSON_ESCAPING_SHARE = 0.1;
+/**
+ * What a screenshot costs. Providers bill an image by its size, not its base64 length: a
+ * viewport-sized JPEG costs about 800 to 1,500 tokens on the common vision models.
+ */
+const SCREENSHOT_TOKENS = 1_500;
 
 const TargetSchema = z
   .union([z.number().int().nonnegative(), z.string().min(1)])
@@ -91,7 +112,8 @@ const PLANNER_TOOLS = {
  * Plans with a model behind any OpenAI-compatible chat completions endpoint, one tool call
  * per step. Each request is self-contained: the fixed system prompt plus one user message
  * with the task, a compact history and the current observation (model-prompt.ts), so a
- * resumed task needs nothing but its recorded steps.
+ * resumed task needs nothing but its recorded steps. The message is cut to keep the whole
+ * request within `contextTokens` (model-prompt.ts says what gives way).
  *
  * A reply that cannot be carried out (no tool call, more than one, an unknown tool, arguments
  * that are not valid JSON or do not fit the tool's schema) is returned as a rejection: the
@@ -103,12 +125,19 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   const provider = createOpenAICompatible({ name: 'operator-model', baseURL: options.baseUrl, apiKey: options.apiKey });
   const model = provider.chatModel(options.model);
   const screenshots = options.screenshots ?? false;
+  const messageBudget = Math.floor(
+    ((options.contextTokens ?? 24_000) -
+      estimateTokens(MODEL_SYSTEM_PROMPT) -
+      TOOLS_AND_FRAMING_TOKENS -
+      (screenshots ? SCREENSHOT_TOKENS : 0)) *
+      (1 - JSON_ESCAPING_SHARE),
+  );
 
   return {
     wantsScreenshots: screenshots,
     maxCorrections: options.maxCorrections ?? 3,
     async next({ prompt, observation, history, signal }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
-      const text = renderPlannerMessage(prompt, history, observation);
+      const text = renderPlannerMessage(prompt, history, observation, messageBudget);
       const messages: ModelMessage[] = [
         {
           role: 'user',

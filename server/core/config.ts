@@ -80,7 +80,7 @@ const EnvSchema = z.object({
   // Bad model replies in a row the agent sends back for another try; 0 fails at the first.
   OPERATOR_MODEL_MAX_CORRECTIONS: z.coerce.number().int().min(0).max(20).default(3),
   // Budget of one planning request, in estimated tokens (model-prompt.ts says how they are counted).
-  OPERATOR_MODEL_CONTEXT_TOKENS: z.coerce.number().int().min(4000).default(24_000),
+  OPERATOR_MODEL_CONTEXT_TOKENS: z.coerce.number().int().min(8000).default(24_000),
   OPERATOR_MODEL_SCREENSHOTS: booleanFromEnv,
   OPERATOR_TASK_TIMEOUT_SECS: positiveInt(1800),
   OPERATOR_TASK_LEASE_SECS: positiveInt(15),
