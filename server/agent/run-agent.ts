@@ -122,7 +122,8 @@ class AgentRun {
       );
       if (reply.usage !== undefined) await this.#input.recordModelCall(reply.usage);
       if ('rejected' in reply) {
-        if (!(await this.#correct(reply.rejected))) return this.#fail('planner_error');
+        if (!this.#mayCorrect()) return this.#fail('planner_error');
+        await this.#correct(reply.rejected);
         continue;
       }
       const { action } = reply;
@@ -139,11 +140,11 @@ class AgentRun {
       try {
         extracted = await this.#perform(action);
       } catch (error) {
-        const reason = error instanceof ActionError ? CORRECTABLE_ACTION_ERRORS[error.code] : null;
-        if (reason === null || reason === undefined || this.#interruption.reason !== null) throw error;
+        const reason = error instanceof ActionError ? CORRECTABLE_ACTION_ERRORS[error.code] : undefined;
+        if (reason === undefined || this.#interruption.reason !== null || !this.#mayCorrect()) throw error;
         // A failed navigation may have left the page elsewhere; the model plans from where it is.
         page = await this.#observe();
-        if (!(await this.#correct(reason))) throw error;
+        await this.#correct(reason);
         continue;
       }
       if (action.kind !== 'extract' && action.kind !== 'ask_human') page = await this.#observe();
@@ -163,15 +164,15 @@ class AgentRun {
     }
   }
 
-  /**
-   * Records a correction the planner will see in its history, if it may take one more;
-   * false when it has had its `maxCorrections` in a row and the task must fail instead.
-   */
-  async #correct(reason: CorrectionReason): Promise<boolean> {
-    if (this.#correctionsInARow >= this.#input.planner.maxCorrections) return false;
+  /** Whether the planner may be corrected once more; if not, the task fails instead. */
+  #mayCorrect(): boolean {
+    return this.#correctionsInARow < this.#input.planner.maxCorrections;
+  }
+
+  /** Records a correction, which the planner sees in its history, and counts it. */
+  async #correct(reason: CorrectionReason): Promise<void> {
     this.#correctionsInARow += 1;
     await this.#recordCorrection(reason);
-    return true;
   }
 
   async #recordCorrection(reason: CorrectionReason): Promise<void> {
