@@ -27,6 +27,11 @@ export const tasks = pgTable(
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: timestampMs('lease_expires_at'),
     attempts: integer('attempts').notNull().default(0),
+    /** The Task's `usage`, counted as the run goes (task-usage.ts): steps recorded, model requests and their tokens. */
+    stepCount: integer('step_count').notNull().default(0),
+    modelCalls: integer('model_calls').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
   },
   (table) => [
     // The slot as a constraint: at most one live task per device, whatever races.
@@ -41,7 +46,7 @@ export const tasks = pgTable(
   ],
 );
 
-export const stepTypes = ['action', 'observation', 'message'] as const;
+export const stepTypes = ['action', 'observation', 'message', 'correction'] as const;
 
 export const taskSteps = pgTable(
   'task_steps',

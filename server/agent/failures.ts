@@ -16,6 +16,7 @@ export const FailureCodeSchema = z.enum([
   'action_timeout',
   'planner_error',
   'planner_unsupported',
+  'agent_loop',
   'escalation_expired',
   'escalation_not_cleared',
   'timeout',
@@ -36,6 +37,8 @@ export const FAILURE_DETAILS = {
   action_timeout: 'The page did not reach the expected state in time.',
   planner_error: 'The planner could not decide the next step of the task.',
   planner_unsupported: 'The prompt is not written in the instruction language the built-in planner understands.',
+  // The model was told once that it repeated one action on an unchanged page, and did it again.
+  agent_loop: 'The model kept repeating the same action on an unchanged page.',
   escalation_expired: 'No human answered the request for help before it expired.',
   // The resolve callback said `cleared: false`: a human looked but what stopped the task stands.
   escalation_not_cleared: 'The human who answered the request for help could not clear what stopped the task.',

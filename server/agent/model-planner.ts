@@ -1,11 +1,21 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, tool, type ModelMessage, type StaticToolCall } from 'ai';
+import {
+  generateText,
+  NoSuchToolError,
+  tool,
+  ToolChoiceViolationError,
+  wrapLanguageModel,
+  type ModelMessage,
+  type StaticToolCall,
+} from 'ai';
 import { z } from 'zod';
 import type { ActionTarget } from '../browser/types';
 import { helpKinds, type AgentAction } from './agent-action';
+import type { ModelCallUsage } from './model-usage';
 import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
 import { normalizeUrl } from './normalize-url';
-import { PlannerError, type Planner, type PlannerDecision, type PlannerInput } from './planner';
+import { estimateTokens } from './token-estimate';
+import { PlannerError, type Planner, type PlannerDecision, type PlannerInput, type PlannerRejection } from './planner';
 
 export interface ModelPlannerOptions {
   /** OpenAI-compatible API base, e.g. `https://api.example.com/v1` (requests go to `/chat/completions`). */
@@ -18,7 +28,29 @@ export interface ModelPlannerOptions {
   maxRetries?: number;
   /** Longest one planning request may take. Default 60 s. */
   requestTimeoutMs?: number;
+  /** Bad replies in a row the model is told about and may retry (Planner.maxCorrections). Default 3. */
+  maxCorrections?: number;
+  /** Most estimated tokens one request may hold (token-estimate.ts). Default 24,000. */
+  contextTokens?: number;
 }
+
+/**
+ * What a request holds besides the messages' text, in estimated tokens: the tool
+ * definitions as the SDK sends them (about 1,580 by token-estimate.ts) and the JSON around
+ * the messages. The 60-step test checks whole requests against the budget.
+ */
+const TOOLS_AND_FRAMING_TOKENS = 2_000;
+/**
+ * The user message goes out as a JSON string, where every quote and line break (element
+ * names are quoted, steps are lines) takes one more character; a tenth of its budget is
+ * kept for that.
+ */
+const JSON_ESCAPING_SHARE = 0.1;
+/**
+ * What a screenshot costs. Providers bill an image by its size, not its base64 length: a
+ * viewport-sized JPEG costs about 800 to 1,500 tokens on the common vision models.
+ */
+const SCREENSHOT_TOKENS = 1_500;
 
 const TargetSchema = z
   .union([z.number().int().nonnegative(), z.string().min(1)])
@@ -80,21 +112,32 @@ const PLANNER_TOOLS = {
  * Plans with a model behind any OpenAI-compatible chat completions endpoint, one tool call
  * per step. Each request is self-contained: the fixed system prompt plus one user message
  * with the task, a compact history and the current observation (model-prompt.ts), so a
- * resumed task needs nothing but its recorded steps.
+ * resumed task needs nothing but its recorded steps. The message is cut to keep the whole
+ * request within `contextTokens` (model-prompt.ts says what gives way).
  *
- * Any failure (HTTP error, timeout, no tool call, an unknown tool, arguments that are not
- * valid JSON or do not fit the tool's schema, more than one call) throws
- * PlannerError('planner_error'); the SDK error is kept only as `cause`, for logs.
+ * A reply that cannot be carried out (no tool call, more than one, an unknown tool, arguments
+ * that are not valid JSON or do not fit the tool's schema) is returned as a rejection: the
+ * agent records a correction and asks again. A request that fails (HTTP error after the
+ * retries, timeout) throws PlannerError('planner_error'); the SDK error is kept only as
+ * `cause`, for logs.
  */
 export function createModelPlanner(options: ModelPlannerOptions): Planner {
   const provider = createOpenAICompatible({ name: 'operator-model', baseURL: options.baseUrl, apiKey: options.apiKey });
   const model = provider.chatModel(options.model);
   const screenshots = options.screenshots ?? false;
+  const messageBudget = Math.floor(
+    ((options.contextTokens ?? 24_000) -
+      estimateTokens(MODEL_SYSTEM_PROMPT) -
+      TOOLS_AND_FRAMING_TOKENS -
+      (screenshots ? SCREENSHOT_TOKENS : 0)) *
+      (1 - JSON_ESCAPING_SHARE),
+  );
 
   return {
     wantsScreenshots: screenshots,
-    async next({ prompt, observation, history, signal }: PlannerInput): Promise<PlannerDecision> {
-      const text = renderPlannerMessage(prompt, history, observation);
+    maxCorrections: options.maxCorrections ?? 3,
+    async next({ prompt, observation, history, signal }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
+      const text = renderPlannerMessage(prompt, history, observation, messageBudget);
       const messages: ModelMessage[] = [
         {
           role: 'user',
@@ -108,10 +151,11 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
         },
       ];
 
+      const metered = meteredModel(model);
       let result;
       try {
         result = await generateText({
-          model,
+          model: metered.model,
           system: MODEL_SYSTEM_PROMPT,
           messages,
           tools: PLANNER_TOOLS,
@@ -121,27 +165,56 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
           abortSignal: signal,
         });
       } catch (error) {
+        // The SDK enforces toolChoice 'required' by throwing; for us it is a reply to correct.
+        if (ToolChoiceViolationError.isInstance(error)) return { rejected: 'no_tool_call', ...metered.usage() };
         throw new PlannerError('planner_error', 'the model request failed', { cause: error });
       }
 
+      const { usage } = metered.usage();
       const [call, ...extra] = result.toolCalls;
-      if (call === undefined) throw new PlannerError('planner_error', 'the model called no tool');
-      if (extra.length > 0) throw new PlannerError('planner_error', 'the model called more than one tool');
+      if (call === undefined) return { rejected: 'no_tool_call', usage };
+      if (extra.length > 0) return { rejected: 'several_tool_calls', usage };
       // Unknown tools and unparsable or schema-violating arguments come back as dynamic calls.
       if (call.dynamic === true) {
-        throw new PlannerError('planner_error', 'the model made an invalid tool call', { cause: call.error });
+        return { rejected: NoSuchToolError.isInstance(call.error) ? 'unknown_tool' : 'invalid_arguments', usage };
       }
-      return { action: toAction(call), note: call.input.reason ?? null };
+      const action = toAction(call);
+      if (action === null) return { rejected: 'invalid_arguments', usage };
+      return { action, note: call.input.reason ?? null, usage };
     },
   };
 }
 
-function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction {
+/**
+ * The model, wrapped to keep the usage of the response it gets: generateText reports usage
+ * only when it returns, and a reply that breaks toolChoice 'required' makes it throw.
+ * `usage()` is empty when no response arrived (the request failed). Endpoints that leave
+ * out token counts count as 0 tokens.
+ */
+type ChatModel = ReturnType<ReturnType<typeof createOpenAICompatible>['chatModel']>;
+
+function meteredModel(model: ChatModel): { model: ChatModel; usage(): { usage?: ModelCallUsage } } {
+  let usage: ModelCallUsage | undefined;
+  const wrapped = wrapLanguageModel({
+    model,
+    middleware: {
+      specificationVersion: 'v3',
+      wrapGenerate: async ({ doGenerate }) => {
+        const generated = await doGenerate();
+        usage = { inputTokens: generated.usage.inputTokens.total ?? 0, outputTokens: generated.usage.outputTokens.total ?? 0 };
+        return generated;
+      },
+    },
+  });
+  return { model: wrapped, usage: () => (usage === undefined ? {} : { usage }) };
+}
+
+/** The action a tool call asks for; null when its arguments fit the schema but not the action. */
+function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction | null {
   switch (call.toolName) {
     case 'navigate': {
       const url = normalizeUrl(call.input.url);
-      if (url === null) throw new PlannerError('planner_error', 'the model asked for a URL that is not http(s)');
-      return { kind: 'navigate', url };
+      return url === null ? null : { kind: 'navigate', url };
     }
     case 'click':
       return { kind: 'click', target: toTarget(call.input.target) };

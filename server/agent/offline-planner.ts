@@ -14,6 +14,7 @@ import { PlannerError, type Planner, type PlannerDecision, type PlannerInput } f
 export function createOfflinePlanner(): Planner {
   return {
     wantsScreenshots: false,
+    maxCorrections: 0,
     async next({ prompt, observation, history }: PlannerInput): Promise<PlannerDecision> {
       const parsed = parseInstructions(prompt);
       if (!parsed.ok) throw new PlannerError('planner_unsupported', parsed.problem);

@@ -1,5 +1,7 @@
 import type { PageObservation } from '../browser/types';
 import type { AgentAction } from './agent-action';
+import type { CorrectionReason } from './correction';
+import type { ModelCallUsage } from './model-usage';
 import type { NewStep } from './step';
 
 export interface PlannerInput {
@@ -17,13 +19,28 @@ export interface PlannerDecision {
   action: AgentAction;
   /** Why, in words; becomes the `note` of the recorded step. */
   note: string | null;
+  /** The model request this decision cost; absent for planners that call no model. */
+  usage?: ModelCallUsage;
+}
+
+/** A model reply that cannot be carried out; the agent tells the model why and asks again. */
+export interface PlannerRejection {
+  rejected: CorrectionReason;
+  usage?: ModelCallUsage;
 }
 
 export interface Planner {
   /** Whether observations handed to `next` should carry a screenshot. */
   readonly wantsScreenshots: boolean;
+  /**
+   * How many bad replies or failed page actions in a row the planner may be told about and
+   * retry; the next one fails the task. 0 (the offline planner, which would only repeat
+   * itself) fails at the first, and also turns off loop detection: an instruction list may
+   * repeat an action on purpose.
+   */
+  readonly maxCorrections: number;
   /** Decides the next action. Throws PlannerError when it cannot. */
-  next(input: PlannerInput): Promise<PlannerDecision>;
+  next(input: PlannerInput): Promise<PlannerDecision | PlannerRejection>;
 }
 
 /** The failure codes a planner may end a task with. */

@@ -45,6 +45,8 @@ async function run(prompt: string, planner: Planner, allowedDomains: string[] | 
     recordStep: async (step) => {
       steps.push(step);
     },
+    // These planners call no model.
+    recordModelCall: async () => undefined,
     signal: new AbortController().signal,
     deadline: Date.now() + 45_000,
   });
@@ -96,6 +98,7 @@ describe('runAgent on real Chromium', () => {
       // The submit button's ref is read from what the real page reported, then scripted.
       const scripted: Planner = {
         wantsScreenshots: false,
+        maxCorrections: planner.maxCorrections,
         async next(input) {
           if (model.requests.length === 2) {
             const submit = input.observation.elements.find((element) => element.name === 'Submit');

@@ -41,6 +41,8 @@ function harness(options: Partial<Omit<RunAgentInput, 'task'>> & { prompt?: stri
     recordStep: async (step) => {
       steps.push(step);
     },
+    // These planners call no model.
+    recordModelCall: async () => undefined,
     signal: options.signal ?? new AbortController().signal,
     deadline: options.deadline ?? Date.now() + 60_000,
   };
@@ -52,6 +54,7 @@ function scriptedPlanner(actions: AgentAction[], wantsScreenshots = false): Plan
   const inputs: PlannerInput[] = [];
   return {
     wantsScreenshots,
+    maxCorrections: 0,
     inputs,
     async next(input) {
       inputs.push({ ...input, history: [...input.history] });
@@ -237,6 +240,7 @@ describe('runAgent limits', () => {
     let plannerSignal: AbortSignal | undefined;
     const planner: Planner = {
       wantsScreenshots: false,
+      maxCorrections: 0,
       next: ({ signal }) => {
         plannerSignal = signal;
         return new Promise(() => undefined);

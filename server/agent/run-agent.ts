@@ -1,11 +1,14 @@
-import { ActionError, type PageDriver, type PageObservation } from '../browser/types';
+import { ActionError, type ActionErrorCode, type PageDriver, type PageObservation } from '../browser/types';
 import { toStorableJson, toStorableText } from '../core/storable-text';
 import type { AgentAction, HelpKind } from './agent-action';
+import { CORRECTION_TEXTS, correctionAction, type CorrectionReason } from './correction';
 import { ACTION_ERROR_FAILURES, FAILURE_DETAILS, type FailureCode } from './failures';
 import { Interrupted, Interruption } from './interruption';
 import type { JsonValue } from './json-value';
 import type { AgentOutcome } from './outcome';
+import type { ModelCallUsage } from './model-usage';
 import { PlannerError, type Planner } from './planner';
+import { RepeatedActionCounter, REPEATS_BEFORE_WARNING } from './repeated-action';
 import type { NewStep, RecordedStep } from './step';
 import { clampNote, describeAction, describeAnswer } from './step-text';
 
@@ -26,6 +29,8 @@ export interface RunAgentInput {
   history: readonly RecordedStep[];
   /** Persists one step; the caller adds seq, task_id and created_at. */
   recordStep: (step: NewStep) => Promise<void>;
+  /** Adds one model request's tokens to the task's usage; called before its step is recorded. */
+  recordModelCall: (usage: ModelCallUsage) => Promise<void>;
   /** Aborting it cancels the run; runAgent then returns `canceled` at once. */
   signal: AbortSignal;
   /** Epoch milliseconds at which the task times out. */
@@ -34,6 +39,28 @@ export interface RunAgentInput {
 
 const BLANK_PAGE = 'about:blank';
 const REOPENED_NOTE = 'The browser restarted while the task waited for a human; its last page was opened again.';
+
+/**
+ * Page action failures a model can plan around (another element, another URL); the others
+ * (policy refusals, a dead browser, a timed-out wait) end the task as before.
+ */
+const CORRECTABLE_ACTION_ERRORS: Partial<Record<ActionErrorCode, CorrectionReason>> = {
+  target_not_found: 'element_not_found',
+  navigation_failed: 'navigation_failed',
+};
+
+/**
+ * Bad replies in a row at the end of a resumed history. The loop warning is not a bad
+ * reply: it follows an action that was carried out.
+ */
+function trailingCorrections(history: readonly RecordedStep[]): number {
+  let count = 0;
+  for (const step of history) {
+    if (step.type !== 'correction') count = 0;
+    else if (step.action !== correctionAction('repeated_action')) count += 1;
+  }
+  return count;
+}
 
 /** Longest a single `wait for` may wait, deadline permitting. */
 export const WAIT_FOR_TEXT_TIMEOUT_MS = 15_000;
@@ -46,6 +73,12 @@ export const WAIT_FOR_TEXT_TIMEOUT_MS = 15_000;
  *
  * Steps (see step.ts): each carried-out decision is one `action` step; the final answer, a
  * question for a human and a failure are `message` steps. A cancel records nothing.
+ *
+ * With a planner that takes corrections (the model planner), a reply it rejects and a page
+ * action that failed in a way the model can fix become a `correction` step and the planner
+ * is asked again, up to `maxCorrections` in a row; the next fails the task (`planner_error`,
+ * or the failed action's own code). The same action on an unchanged page a third time in a
+ * row gets a `correction` warning; a fourth fails the task with `agent_loop`.
  */
 export async function runAgent(input: RunAgentInput): Promise<AgentOutcome> {
   const run = new AgentRun(input);
@@ -63,6 +96,9 @@ class AgentRun {
   readonly #interruption: Interruption;
   readonly #history: NewStep[];
   #actionsTaken: number;
+  /** Corrections since the last step that was not one (a resumed run continues the count). */
+  #correctionsInARow: number;
+  readonly #repeats = new RepeatedActionCounter();
   /** The page as last observed; message steps are stamped with it. */
   #page: PageObservation | null = null;
 
@@ -71,6 +107,7 @@ class AgentRun {
     this.#interruption = new Interruption(input.signal, input.deadline);
     this.#history = [...input.history];
     this.#actionsTaken = input.history.filter((step) => step.type === 'action').length;
+    this.#correctionsInARow = trailingCorrections(input.history);
   }
 
   async loop(): Promise<AgentOutcome> {
@@ -80,29 +117,72 @@ class AgentRun {
     let page = await this.#reopenLastPage(await this.#observe());
 
     for (;;) {
-      const decision = await guard(() =>
+      const reply = await guard(() =>
         planner.next({ prompt: task.prompt, observation: page, history: this.#history, signal: this.#interruption.signal }),
       );
-      const { action } = decision;
+      if (reply.usage !== undefined) await this.#input.recordModelCall(reply.usage);
+      if ('rejected' in reply) {
+        if (!this.#mayCorrect()) return this.#fail('planner_error');
+        await this.#correct(reply.rejected);
+        continue;
+      }
+      const { action } = reply;
       if (action.kind === 'finish') return this.#succeed(action.answer);
       // Checked after planning so a planner may still finish on the last allowed step.
       if (task.maxSteps !== null && this.#actionsTaken >= task.maxSteps) return this.#fail('max_steps_exceeded');
 
-      const extracted = await this.#perform(action);
       const before = page;
+      const described = describeAction(action, before);
+      const repeats = planner.maxCorrections > 0 ? this.#repeats.see(described, before) : 0;
+      if (repeats > REPEATS_BEFORE_WARNING) return this.#fail('agent_loop');
+
+      let extracted: JsonValue;
+      try {
+        extracted = await this.#perform(action);
+      } catch (error) {
+        const reason = error instanceof ActionError ? CORRECTABLE_ACTION_ERRORS[error.code] : undefined;
+        if (reason === undefined || this.#interruption.reason !== null || !this.#mayCorrect()) throw error;
+        // A failed navigation may have left the page elsewhere; the model plans from where it is.
+        page = await this.#observe();
+        await this.#correct(reason);
+        continue;
+      }
       if (action.kind !== 'extract' && action.kind !== 'ask_human') page = await this.#observe();
       await this.#record({
         type: 'action',
-        action: describeAction(action, before),
+        action: described,
         url: page.url,
         title: page.title,
-        note: decision.note === null ? null : clampNote(decision.note),
+        note: reply.note === null ? null : clampNote(reply.note),
       });
       this.#actionsTaken += 1;
+      this.#correctionsInARow = 0;
 
       if (action.kind === 'extract') return this.#succeed(extracted);
       if (action.kind === 'ask_human') return this.#askHuman(action.question, action.help);
+      if (repeats === REPEATS_BEFORE_WARNING) await this.#recordCorrection('repeated_action');
     }
+  }
+
+  /** Whether the planner may be corrected once more; if not, the task fails instead. */
+  #mayCorrect(): boolean {
+    return this.#correctionsInARow < this.#input.planner.maxCorrections;
+  }
+
+  /** Records a correction, which the planner sees in its history, and counts it. */
+  async #correct(reason: CorrectionReason): Promise<void> {
+    this.#correctionsInARow += 1;
+    await this.#recordCorrection(reason);
+  }
+
+  async #recordCorrection(reason: CorrectionReason): Promise<void> {
+    await this.#record({
+      type: 'correction',
+      action: correctionAction(reason),
+      url: this.#page?.url ?? null,
+      title: this.#page?.title ?? null,
+      note: CORRECTION_TEXTS[reason],
+    });
   }
 
   /** Turns what `loop` threw into an outcome; rethrows what no outcome describes. */

@@ -14,8 +14,13 @@ import { z } from 'zod';
  * - `observation` steps: `reopen_page`, written when a task resumes on a browser that
  *   restarted while it was parked. The offline planner counts only `action` steps to know
  *   where to resume.
+ * - `correction` steps: a model reply that could not be carried out (no tool call, several,
+ *   an unknown tool, invalid arguments), a page action that failed in a way the model can
+ *   fix (element not found, navigation failed), or a warning that it repeated one action.
+ *   `action` is `correction <reason>`, `note` the fixed sentence the model was told
+ *   (correction.ts); never the model's own output.
  */
-export const StepTypeSchema = z.enum(['action', 'observation', 'message']);
+export const StepTypeSchema = z.enum(['action', 'observation', 'message', 'correction']);
 export type StepType = z.infer<typeof StepTypeSchema>;
 
 export const NewStepSchema = z.object({

@@ -24,7 +24,19 @@ describe('loadConfig', () => {
       baseUrl: 'http://127.0.0.1:1/v1',
       apiKey: 'k',
       model: 'm',
+      maxCorrections: 3,
+      contextTokens: 24_000,
+      screenshots: false,
     });
+    expect(
+      loadConfig({
+        OPERATOR_MODEL_BASE_URL: 'http://127.0.0.1:1/v1',
+        OPERATOR_MODEL: 'm',
+        OPERATOR_MODEL_MAX_CORRECTIONS: '0',
+        OPERATOR_MODEL_CONTEXT_TOKENS: '8000',
+        OPERATOR_MODEL_SCREENSHOTS: 'true',
+      }).agent.model,
+    ).toMatchObject({ maxCorrections: 0, contextTokens: 8000, screenshots: true });
   });
 
   it('refuses invalid values with a message naming the variable', () => {

@@ -77,6 +77,11 @@ const EnvSchema = z.object({
   OPERATOR_MODEL_BASE_URL: optionalString,
   OPERATOR_MODEL_API_KEY: optionalString,
   OPERATOR_MODEL: optionalString,
+  // Bad model replies in a row the agent sends back for another try; 0 fails at the first.
+  OPERATOR_MODEL_MAX_CORRECTIONS: z.coerce.number().int().min(0).max(20).default(3),
+  // Budget of one planning request, in estimated tokens (model-prompt.ts says how they are counted).
+  OPERATOR_MODEL_CONTEXT_TOKENS: z.coerce.number().int().min(8000).default(24_000),
+  OPERATOR_MODEL_SCREENSHOTS: booleanFromEnv,
   OPERATOR_TASK_TIMEOUT_SECS: positiveInt(1800),
   OPERATOR_TASK_LEASE_SECS: positiveInt(15),
   OPERATOR_TASK_WORKERS: positiveInt(10),
@@ -112,6 +117,8 @@ const EnvSchema = z.object({
   OPERATOR_PRICE_SESSION_SECOND_MICRO: price,
   OPERATOR_PRICE_TASK_MICRO: price,
   OPERATOR_PRICE_STEP_MICRO: price,
+  OPERATOR_PRICE_INPUT_TOKEN_MICRO: price,
+  OPERATOR_PRICE_OUTPUT_TOKEN_MICRO: price,
 
   OPERATOR_SWEEP_INTERVAL_MS: positiveInt(5_000),
   OPERATOR_METRICS_TOKEN: optionalString,
@@ -147,7 +154,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const model =
     e.OPERATOR_MODEL_BASE_URL !== null && e.OPERATOR_MODEL !== null
-      ? { baseUrl: e.OPERATOR_MODEL_BASE_URL, apiKey: e.OPERATOR_MODEL_API_KEY ?? '', model: e.OPERATOR_MODEL }
+      ? {
+          baseUrl: e.OPERATOR_MODEL_BASE_URL,
+          apiKey: e.OPERATOR_MODEL_API_KEY ?? '',
+          model: e.OPERATOR_MODEL,
+          maxCorrections: e.OPERATOR_MODEL_MAX_CORRECTIONS,
+          contextTokens: e.OPERATOR_MODEL_CONTEXT_TOKENS,
+          screenshots: e.OPERATOR_MODEL_SCREENSHOTS,
+        }
       : null;
   return {
     http: {
@@ -214,6 +228,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sessionSecondMicro: e.OPERATOR_PRICE_SESSION_SECOND_MICRO ?? null,
       taskMicro: e.OPERATOR_PRICE_TASK_MICRO ?? null,
       stepMicro: e.OPERATOR_PRICE_STEP_MICRO ?? null,
+      inputTokenMicro: e.OPERATOR_PRICE_INPUT_TOKEN_MICRO ?? null,
+      outputTokenMicro: e.OPERATOR_PRICE_OUTPUT_TOKEN_MICRO ?? null,
     },
     sweepIntervalMs: e.OPERATOR_SWEEP_INTERVAL_MS,
     /** Bearer of GET /metrics; null: the route does not exist. */

@@ -9,6 +9,7 @@ import { systemActor } from '../domain/keys/principal';
 import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, taskHistory } from '../domain/tasks/task-steps';
+import { addModelCall } from '../domain/tasks/task-usage';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
@@ -138,6 +139,7 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
         const recorded = await appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId);
         if (!recorded) stop('released');
       },
+      recordModelCall: (usage) => addModelCall(deps.db, task.id, usage),
     });
   }
 

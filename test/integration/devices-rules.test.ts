@@ -247,6 +247,8 @@ describe('usage', () => {
       { kind: 'session_duration', resource: 'session', unit: 'second', window: 'rolling_24h', quantity: 0 },
       { kind: 'task', resource: 'task', unit: 'count', window: 'rolling_24h', quantity: 0 },
       { kind: 'step', resource: 'task', unit: 'count', window: 'rolling_24h', quantity: 0 },
+      { kind: 'operator.model.input_tokens', resource: 'task', unit: 'token', window: 'rolling_24h', quantity: 0 },
+      { kind: 'operator.model.output_tokens', resource: 'task', unit: 'token', window: 'rolling_24h', quantity: 0 },
     ]);
 
     await call('POST', `/v1/devices/${created.body.id}/sleep`);

@@ -26,6 +26,8 @@ beforeAll(async () => {
     OPERATOR_MODEL_BASE_URL: model.baseUrl,
     OPERATOR_MODEL_API_KEY: 'sk-scripted-test',
     OPERATOR_MODEL: 'scripted-model',
+    OPERATOR_PRICE_INPUT_TOKEN_MICRO: '2',
+    OPERATOR_PRICE_OUTPUT_TOKEN_MICRO: '3',
   });
   const tenant = await createTenant(test);
   spaceId = tenant.spaceId;
@@ -58,6 +60,7 @@ describe('tasks on the model planner', () => {
     const taskId = await submitToNewDevice('Sign up to the newsletter as grace@example.com and tell me what the page says.');
     const task = await waitForTaskEnd(api, taskId);
     expect(task).toMatchObject({ status: 'succeeded', result: 'Welcome, grace@example.com' });
+    expect(task.usage).toEqual({ steps: 5, model_calls: 4, input_tokens: 40, output_tokens: 20 });
 
     const sent = model.requests.slice(before);
     expect(sent).toHaveLength(4);
@@ -84,26 +87,65 @@ describe('tasks on the model planner', () => {
     expect(steps[0].note).toBe('Open the form.');
   });
 
-  it('fails cleanly with planner_error on a reply without a tool call or with broken arguments, leaking nothing', async () => {
-    model.push({ text: 'I would rather not use tools. Internal trace: stack at secret.js:42' });
-    const noTool = await waitForTaskEnd(api, await submitToNewDevice('Do something.'));
-    expect(noTool.status).toBe('failed');
-    expect(noTool.result).toEqual({ error: 'planner_error', detail: 'The planner could not decide the next step of the task.' });
+  it('sends a bad reply back to the model with a fixed correction, and goes on when the next one is good', async () => {
+    model.push(
+      { text: 'I would rather not use tools. Internal trace: stack at secret.js:42' },
+      { toolCalls: [{ name: 'finish', arguments: { answer: 'done after all' } }] },
+    );
+    const taskId = await submitToNewDevice('Do something.');
+    const task = await waitForTaskEnd(api, taskId);
+    expect(task).toMatchObject({ status: 'succeeded', result: 'done after all' });
+    // The scripted endpoint reports 10 input and 5 output tokens per reply.
+    expect(task.usage).toEqual({ steps: 2, model_calls: 2, input_tokens: 20, output_tokens: 10 });
+    const steps = (await readStream(`${test.url}/v1/tasks/${taskId}/events`, key)).frames
+      .filter((frame) => frame.event === 'step')
+      .map((frame) => JSON.parse(frame.data!));
+    expect(steps.map((step) => [step.type, step.action])).toEqual([
+      ['correction', 'correction no_tool_call'],
+      ['message', 'answer'],
+    ]);
+    expect(JSON.stringify(steps)).not.toContain('secret.js');
+  });
 
-    model.push({ toolCalls: [{ name: 'navigate', arguments: '{"url": ' }] });
-    const broken = await waitForTaskEnd(api, await submitToNewDevice('Do something else.'));
+  it('fails with planner_error at the fourth bad reply in a row, leaking nothing', async () => {
+    model.push(
+      { toolCalls: [{ name: 'navigate', arguments: '{"url": ' }] },
+      { toolCalls: [{ name: 'teleport', arguments: {} }] },
+      { toolCalls: [{ name: 'scroll', arguments: { direction: 'down' } }, { name: 'scroll', arguments: { direction: 'up' } }] },
+      { text: 'Internal trace: stack at secret.js:42' },
+    );
+    const taskId = await submitToNewDevice('Do something else.');
+    const broken = await waitForTaskEnd(api, taskId);
     expect(broken.result).toEqual({ error: 'planner_error', detail: 'The planner could not decide the next step of the task.' });
+    expect(broken.usage).toEqual({ steps: 4, model_calls: 4, input_tokens: 40, output_tokens: 20 });
     expect(JSON.stringify(broken)).not.toContain('secret.js');
   });
 
-  it('meters the tasks and steps above in the usage report', async () => {
+  it('fails a model that repeats one action on an unchanged page with agent_loop, before max_steps', async () => {
+    const scroll = { toolCalls: [{ name: 'scroll', arguments: { direction: 'down' } }] };
+    model.push({ toolCalls: [{ name: 'navigate', arguments: { url: pages.url('/form') } }] }, scroll, scroll, scroll, scroll);
+    const device = await api('POST', '/v1/devices', { space_id: spaceId });
+    const submitted = await api('POST', `/v1/devices/${device.body.id}/tasks`, {
+      prompt: 'Read everything.',
+      allowed_domains: ['127.0.0.1'],
+      max_steps: 10,
+    });
+    const task = await waitForTaskEnd(api, submitted.body.id);
+    expect(task.result).toEqual({ error: 'agent_loop', detail: 'The model kept repeating the same action on an unchanged page.' });
+    // navigate, three scrolls, the warning, the failure.
+    expect(task.usage).toMatchObject({ steps: 6, model_calls: 5 });
+  });
+
+  it('meters the tasks, steps and model tokens above in the usage report, priced', async () => {
     const usage = await api('GET', '/v1/usage');
     expect(usage.status).toBe(200);
-    // Three tasks: five steps for the completed one, one `failed planner_error` message each for the others.
+    // Four tasks: 5 + 2 + 4 + 6 steps, 4 + 2 + 4 + 5 model replies of 10 input and 5 output tokens.
     expect(usage.body.data).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ kind: 'task', resource: 'task', unit: 'count', quantity: 3 }),
-        expect.objectContaining({ kind: 'step', resource: 'task', unit: 'count', quantity: 7 }),
+        expect.objectContaining({ kind: 'task', resource: 'task', unit: 'count', quantity: 4 }),
+        expect.objectContaining({ kind: 'step', resource: 'task', unit: 'count', quantity: 17 }),
+        { kind: 'operator.model.input_tokens', resource: 'task', unit: 'token', window: 'rolling_24h', quantity: 150, cost_micro: 300 },
+        { kind: 'operator.model.output_tokens', resource: 'task', unit: 'token', window: 'rolling_24h', quantity: 75, cost_micro: 225 },
       ]),
     );
   });

@@ -69,6 +69,7 @@ describe('tasks on the offline planner', () => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       finished_at: null,
       result: null,
+      usage: { steps: 0, model_calls: 0, input_tokens: 0, output_tokens: 0 },
     });
     expect(await deviceSlot(device)).toBe(submitted.body.id);
 
@@ -96,6 +97,8 @@ describe('tasks on the offline planner', () => {
 
     const task = await waitForTaskEnd(api, submitted.body.id);
     expect(task).toMatchObject({ status: 'succeeded', result: 'Welcome, ada@example.com', finished_at: expect.stringMatching(/Z$/) });
+    // The offline planner calls no model; the steps are the six streamed above.
+    expect(task.usage).toEqual({ steps: 6, model_calls: 0, input_tokens: 0, output_tokens: 0 });
     expect(await deviceSlot(device)).toBeNull();
 
     // Every step row is timestamped between the task's creation and its end (usage counts them).

@@ -16,6 +16,16 @@ export const TaskSchema = z.object({
   finished_at: z.string().nullable(),
   /** null while running; the agent's answer on success; `{error, detail}` on failure. */
   result: z.json().nullable(),
+  /**
+   * What the task has cost so far: steps recorded (as on its event stream), requests to the
+   * model and the tokens the endpoint reported for them. Zeros for the offline planner.
+   */
+  usage: z.object({
+    steps: z.number().int(),
+    model_calls: z.number().int(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+  }),
 });
 export type Task = z.infer<typeof TaskSchema>;
 
@@ -31,6 +41,7 @@ export function toTaskResource(row: TaskRow): Task {
     created_at: iso(row.createdAt),
     finished_at: isoOrNull(row.finishedAt),
     result: (row.result ?? null) as Task['result'],
+    usage: { steps: row.stepCount, model_calls: row.modelCalls, input_tokens: row.inputTokens, output_tokens: row.outputTokens },
   };
 }
 

@@ -63,13 +63,18 @@ export async function taskHistory(db: DbOrTx, taskId: string): Promise<{ steps: 
  */
 export async function appendStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string): Promise<boolean> {
   return db.transaction(async (tx) => {
+    // The fence and the Task's `usage.steps` in one statement: the count is kept on the row
+    // so reading a task needs no aggregate. The UPDATE waits for a concurrent cancel or park
+    // to commit and then sees its status.
     const inserted = await tx.execute(sql`
+      with counted as (
+        update ${tasks} set step_count = step_count + 1
+        where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
+        returning 1
+      )
       insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, created_at)
       select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, now()
-      from ${tasks}
-      where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
-      -- Waits for a concurrent cancel or park to commit and then sees its status.
-      for share of ${tasks}
+      from counted
       returning 1`);
     if (inserted.length === 0) return false;
     await notifyTaskChange(tx, taskId, 'step');
