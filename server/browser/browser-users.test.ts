@@ -25,12 +25,18 @@ describe('browser users', () => {
     expect(() => loadConfig({ OPERATOR_BROWSER_GID: '60700' })).toThrow(/OPERATOR_BROWSER_GID must lie outside/);
   });
 
+  /**
+   * Holds a uid's claim as another service instance would: flock(1) and its `sleep` in a
+   * process group of their own, so killing the group frees the lock (the `sleep` holds it too).
+   */
+  const holdUid = (uid: number) => spawn('flock', ['--nonblock', `/run/browser-device-operator/browser-uids/${uid}`, 'sleep', '30'], { stdio: 'ignore', detached: true });
+
   // A corner of the default range that the services other tests start do not reach.
   const testRange = { firstUid: 60990, lastUid: 60992, gid: 60600 };
 
   it.skipIf(process.getuid?.() !== 0)('hands each claim its own uid, skips uids other processes hold, and kills what a uid left running', async () => {
     // Another process (as another service instance would) holds the range's first uid.
-    const other = spawn('flock', ['--nonblock', `/run/browser-device-operator/browser-uids/${testRange.firstUid}`, 'sleep', '30'], { stdio: 'ignore' });
+    const other = holdUid(testRange.firstUid);
     const users = new BrowserUsers(testRange);
     const onlyFirstUid = new BrowserUsers({ ...testRange, lastUid: testRange.firstUid });
     const firstUidHeld = () => onlyFirstUid.claim().then((claim) => claim.release().then(() => false), () => true);
@@ -50,7 +56,26 @@ describe('browser users', () => {
       expect(again.user.uid).toBe(first.user.uid);
       await Promise.all([again.release(), second.release()]);
     } finally {
-      other.kill('SIGKILL');
+      process.kill(-other.pid!, 'SIGKILL');
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('at start, kills what runs under a uid no live service holds, and leaves a held uid alone', async () => {
+    const [abandonedUid, heldUid] = [testRange.firstUid, testRange.firstUid + 1];
+    // A live service holds one uid; the other was left by a service killed with its browser's crash handler.
+    const holder = holdUid(heldUid);
+    const asUid = (uid: number) => spawn(SETPRIV_PATH, [`--reuid=${uid}`, `--regid=${testRange.gid}`, '--clear-groups', 'sleep', '30'], { detached: true, stdio: 'ignore' });
+    const abandoned = asUid(abandonedUid);
+    const running = asUid(heldUid);
+    try {
+      await expect.poll(async () => [...(await processesOfUser(abandonedUid)), ...(await processesOfUser(heldUid))].sort()).toEqual([abandoned.pid, running.pid].sort());
+      await new BrowserUsers(testRange).reclaimAbandoned();
+      expect(await isRunning(abandoned.pid!)).toBe(false);
+      expect(await isRunning(running.pid!)).toBe(true);
+    } finally {
+      process.kill(-holder.pid!, 'SIGKILL');
+      running.kill('SIGKILL');
+      abandoned.kill('SIGKILL');
     }
   });
 });

@@ -9,7 +9,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tryLockFile, type FileLock } from '../os/file-lock.js';
-import { killProcessesOfUser } from './chromium-process.js';
+import { killProcessesOfUser, uidsOfRunningProcesses } from './chromium-process.js';
 import { BrowserLaunchError } from './types.js';
 
 export interface BrowserUserRange {
@@ -48,6 +48,25 @@ export class BrowserUsers {
     const [passwd, group] = await Promise.all([readFile('/etc/passwd', 'utf8'), readFile('/etc/group', 'utf8')]);
     const clash = accountClash(this.range, passwd, group);
     if (clash !== null) throw new BrowserLaunchError(clash, false);
+  }
+
+  /**
+   * Kills what runs under a uid of the range that no live service holds: processes a
+   * killed service left behind, such as Chromium's crash handlers, which run in sessions
+   * of their own out of reach of the browser's process-group kill. Called at start.
+   */
+  async reclaimAbandoned(): Promise<void> {
+    await mkdir(CLAIMS_DIR, { recursive: true, mode: 0o700 });
+    for (const uid of await uidsOfRunningProcesses()) {
+      if (uid < this.range.firstUid || uid > this.range.lastUid || this.held.has(uid)) continue;
+      const lock = await tryLockFile(path.join(CLAIMS_DIR, String(uid)));
+      if (lock === null) continue; // another live service's browser
+      try {
+        await killProcessesOfUser(uid);
+      } finally {
+        lock.release();
+      }
+    }
   }
 
   /** A uid no other browser on this machine runs as, until released. */

@@ -169,7 +169,16 @@ export async function killProcessesOfUser(uid: number): Promise<void> {
 
 /** Live (non-zombie) processes whose real uid is `uid`. */
 export async function processesOfUser(uid: number): Promise<number[]> {
-  const found: number[] = [];
+  return (await liveProcesses()).filter((process) => process.uid === uid).map((process) => process.pid);
+}
+
+/** The real uids that live (non-zombie) processes run as. */
+export async function uidsOfRunningProcesses(): Promise<Set<number>> {
+  return new Set((await liveProcesses()).map((process) => process.uid));
+}
+
+async function liveProcesses(): Promise<Array<{ pid: number; uid: number }>> {
+  const found: Array<{ pid: number; uid: number }> = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let status: string;
@@ -181,7 +190,7 @@ export async function processesOfUser(uid: number): Promise<number[]> {
     // "Uid:\t<real>\t<effective>\t<saved>\t<filesystem>", "State:\t<letter> (<name>)"
     const realUid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
     const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    if (Number(realUid) === uid && state !== 'Z' && state !== 'X') found.push(Number(entry));
+    if (realUid !== undefined && state !== 'Z' && state !== 'X') found.push({ pid: Number(entry), uid: Number(realUid) });
   }
   return found;
 }

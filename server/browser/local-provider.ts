@@ -192,6 +192,7 @@ export class LocalBrowserProvider implements BrowserProvider {
         throw new BrowserLaunchError(`${SETPRIV_PATH} (util-linux) is needed to run Chromium as an unprivileged user`, false);
       }
       await users.checkUnused();
+      await users.reclaimAbandoned();
     }
     const profilesRoot = await prepareProfilesRoot(this.options.dataDir, users?.gid ?? null);
     const sandbox = decideSandbox(await sandboxAvailable(users), this.options.allowUnsandboxed);
