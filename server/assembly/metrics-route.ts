@@ -1,6 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors';
+import { hashSecret, secretMatches } from '../domain/secret-hash';
 import type { Logger } from '../core/log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
@@ -22,7 +22,7 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, re
     // A bearer entrance like the others: failures count against the client's address.
     await options.authThrottle.check(req, async () => {
       const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (bearer === undefined || !sameSecret(bearer, token)) {
+      if (bearer === undefined || !secretMatches(bearer, hashSecret(token))) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         throw new ApiError('invalid_metrics_token');
       }
@@ -33,10 +33,4 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, re
   } catch (error) {
     sendErrorResponse(options.log, res, requestId, error);
   }
-}
-
-/** Compares digests, so the comparison takes the same time whatever the length or prefix. */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }

@@ -44,8 +44,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
     res.setHeader('X-Request-Id', requestId);
     const url = req.url ?? '/';
     const path = url.split('?', 1)[0]!;
-    logWhenFinished(accessLog, req, res, requestId, path);
-    observeWhenFinished(options.metrics, req, res, routeLabel(req.method ?? 'GET', path));
+    recordWhenFinished(req, res, { log: accessLog, metrics: options.metrics, requestId, path, route: routeLabel(req.method ?? 'GET', path) });
 
     if (path === '/healthz') return sendJson(res, 200, { ok: true });
     if (path === '/readyz') {
@@ -80,30 +79,29 @@ export function createRequestRouter(options: RequestRouterOptions) {
 }
 
 /**
- * One structured access-log line per request. Query strings are left out and a key is
- * shown only by its id (`svc_operator_test_<key_id>_****`), never its secret.
+ * When the response is finished, its latency goes into the metrics (by route template) and,
+ * at level info, one structured access-log line is written. Query strings are left out and
+ * a key is shown only by its id (`svc_operator_test_<key_id>_****`), never its secret.
  */
-function logWhenFinished(log: Logger, req: IncomingMessage, res: ServerResponse, requestId: string, path: string): void {
-  if (!log.isLevelEnabled('info')) return;
+function recordWhenFinished(req: IncomingMessage, res: ServerResponse, request: { log: Logger; metrics: ServiceMetrics; requestId: string; path: string; route: string }): void {
+  const logging = request.log.isLevelEnabled('info');
   const started = performance.now();
   // 'finish' is emitted once per response: a plain listener spares once()'s wrapper.
   res.on('finish', () => {
+    const ms = performance.now() - started;
+    request.metrics.observeRequest(request.route, res.statusCode, ms / 1000);
+    if (!logging) return;
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const parsed = bearer === undefined ? null : parseApiKey(bearer);
-    log.info({
-      requestId,
+    request.log.info({
+      requestId: request.requestId,
       method: req.method,
-      path,
+      path: request.path,
       status: res.statusCode,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
       key: parsed === null ? undefined : maskApiKey(parsed.env, parsed.keyId),
     });
   });
-}
-
-function observeWhenFinished(metrics: ServiceMetrics, req: IncomingMessage, res: ServerResponse, route: string): void {
-  const started = performance.now();
-  res.on('finish', () => metrics.observeRequest(route, res.statusCode, (performance.now() - started) / 1000));
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

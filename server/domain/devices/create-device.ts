@@ -8,7 +8,7 @@ import type { Actor, Principal } from '../keys/principal';
 import { resolveRequestedSpace } from '../spaces/resolve-space';
 import { toDeviceResource, type Device } from './device-resource';
 import { enforceDeviceQuotas, lockOrganizationDevices } from './quotas';
-import { launchBrowser, lockDevice, moveDevice, type DeviceDeps } from './device-transitions';
+import { launchBrowser, lockDevice, transitionDevice, type DeviceDeps } from './device-transitions';
 
 export const MIN_IDLE_SUSPEND_SECS = 60;
 export const MAX_IDLE_SUSPEND_SECS = 86_400;
@@ -75,7 +75,7 @@ export async function createDevice(
       const row = await lockDevice(tx, creating.id);
       // Deleted while its browser was starting: the delete already won.
       if (row === null || row.status !== 'creating') return row;
-      return moveDevice(tx, actor, row, 'created', { name: row.name, region: row.region });
+      return transitionDevice(tx, actor, row, 'created', { name: row.name, region: row.region });
     });
     if (settled === null || settled.status === 'terminated') {
       await deps.browserPool.destroy(creating.id);

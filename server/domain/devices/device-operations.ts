@@ -4,7 +4,7 @@ import type { Actor, Principal } from '../keys/principal';
 import { toDeviceResource, type Device } from './device-resource';
 import { loadDeviceForCaller } from './load-device';
 import { enforceDeviceQuotas } from './quotas';
-import { launchBrowser, lockDevice, moveDevice, setStatusQuietly, type DeviceDeps } from './device-transitions';
+import { launchBrowser, lockDevice, transitionDevice, setStatusQuietly, type DeviceDeps } from './device-transitions';
 
 // Sleep, wake and delete. Each decides under the device's row lock, commits the new
 // state with its audit entry and event, and only then touches the browser, so a
@@ -28,7 +28,7 @@ export async function sleepDevice(deps: DeviceDeps, principal: Principal, actor:
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
     if (device.status === 'creating' || device.status === 'waking') throw new ApiError('device_not_ready');
     if (device.status === 'sleeping') return device;
-    return moveDevice(tx, actor, device, 'slept', { reason: 'requested' });
+    return transitionDevice(tx, actor, device, 'slept', { reason: 'requested' });
   });
   await deps.browserPool.close(row.id);
   return toDeviceResource(row);
@@ -70,7 +70,7 @@ export async function wakeDevice(deps: DeviceDeps, principal: Principal, actor: 
     if (row === null) throw new ApiError('device_not_found');
     // A concurrent wake finished first, or a delete won while the browser started.
     if (row.status !== 'waking') return row;
-    return moveDevice(tx, actor, row, 'woke', { from_status: started.previous });
+    return transitionDevice(tx, actor, row, 'woke', { from_status: started.previous });
   });
   if (settled.status === 'terminated') throw new ApiError('device_terminated');
   return toDeviceResource(settled);
@@ -86,7 +86,7 @@ export async function deleteDevice(deps: DeviceDeps, principal: Principal, actor
   const row = await deps.db.transaction(async (tx) => {
     const device = await loadDeviceForCaller(tx, principal, id, { forUpdate: true });
     if (device.status === 'terminated') throw new ApiError('device_terminated');
-    return moveDevice(tx, actor, device, 'terminated', { task_id_cleared: device.currentTaskId });
+    return transitionDevice(tx, actor, device, 'terminated', { task_id_cleared: device.currentTaskId });
   });
   await deps.browserPool.destroy(row.id);
   return toDeviceResource(row);

@@ -19,7 +19,7 @@ export interface DeviceDeps {
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-const EVENT_BY_MOVE = {
+const EVENT_BY_TRANSITION = {
   created: 'operator.device.created.v1',
   slept: 'operator.device.slept.v1',
   woke: 'operator.device.woke.v1',
@@ -27,15 +27,15 @@ const EVENT_BY_MOVE = {
   errored: 'operator.device.errored.v1',
 } as const;
 
-export type DeviceMove = keyof typeof EVENT_BY_MOVE;
+export type DeviceTransition = keyof typeof EVENT_BY_TRANSITION;
 
-const STATUS_BY_MOVE = {
+const STATUS_BY_TRANSITION = {
   created: 'active',
   slept: 'sleeping',
   woke: 'active',
   terminated: 'terminated',
   errored: 'error',
-} as const satisfies Record<DeviceMove, DeviceStatus>;
+} as const satisfies Record<DeviceTransition, DeviceStatus>;
 
 /**
  * Applies one state change of a device row the caller holds locked: the status, the
@@ -43,10 +43,10 @@ const STATUS_BY_MOVE = {
  * (cleared when the browser goes away), then the audit entry and the outbox event, all
  * in the caller's transaction.
  */
-export async function moveDevice(tx: Tx, actor: Actor, row: DeviceRow, move: DeviceMove, details: Record<string, unknown> = {}): Promise<DeviceRow> {
+export async function transitionDevice(tx: Tx, actor: Actor, row: DeviceRow, transition: DeviceTransition, details: Record<string, unknown> = {}): Promise<DeviceRow> {
   const now = new Date();
-  const status = STATUS_BY_MOVE[move];
-  const browserGone = move === 'terminated' || move === 'errored';
+  const status = STATUS_BY_TRANSITION[transition];
+  const browserGone = transition === 'terminated' || transition === 'errored';
   if (status === 'active') await openActivePeriod(tx, row, now);
   else await closeActivePeriod(tx, row.id, now);
   const [updated] = await tx
@@ -62,13 +62,13 @@ export async function moveDevice(tx: Tx, actor: Actor, row: DeviceRow, move: Dev
   const device = updated!;
   const resource = toDeviceResource(device);
   await recordAudit(tx, actor, {
-    action: `operator.device.${move}`,
+    action: `operator.device.${transition}`,
     resourceType: 'device',
     resourceId: resource.id,
     spaceId: device.spaceId,
     details: { from: row.status, to: status, ...details },
   });
-  await emitEvent(tx, { orgId: device.orgId, spaceId: device.spaceId, type: EVENT_BY_MOVE[move], resource });
+  await emitEvent(tx, { orgId: device.orgId, spaceId: device.spaceId, type: EVENT_BY_TRANSITION[transition], resource });
   return device;
 }
 

@@ -4,7 +4,7 @@ import { killOrphans } from '../../browser';
 import { dbNowPlus } from '../db-clock';
 import { systemActor } from '../keys/principal';
 import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod, timestampParam } from './metering';
-import { lockDevice, moveDevice, type DeviceDeps } from './device-transitions';
+import { lockDevice, transitionDevice, type DeviceDeps } from './device-transitions';
 
 // The service's own device moves: a lost browser, idle suspend, metering heartbeats and
 // the start-up reconciliation of this host's devices. Audited as `system`.
@@ -18,7 +18,7 @@ export async function markDeviceLost(deps: DeviceDeps, deviceId: string): Promis
   await deps.db.transaction(async (tx) => {
     const row = await lockDevice(tx, deviceId);
     if (row === null || row.status !== 'active' || row.hostId !== deps.hostId) return;
-    await moveDevice(tx, systemActor(row.orgId), row, 'errored', { reason: 'browser_lost', task_id_cleared: row.currentTaskId });
+    await transitionDevice(tx, systemActor(row.orgId), row, 'errored', { reason: 'browser_lost', task_id_cleared: row.currentTaskId });
   });
 }
 
@@ -40,7 +40,7 @@ export async function suspendIdleDevices(deps: DeviceDeps, now = new Date()): Pr
     const slept = await deps.db.transaction(async (tx) => {
       const [row] = await tx.select().from(devices).where(and(eq(devices.id, id), idle)).for('update');
       if (row === undefined) return false;
-      await moveDevice(tx, systemActor(row.orgId), row, 'slept', { reason: 'idle', idle_suspend_secs: row.idleSuspendSecs });
+      await transitionDevice(tx, systemActor(row.orgId), row, 'slept', { reason: 'idle', idle_suspend_secs: row.idleSuspendSecs });
       return true;
     });
     if (slept) {
@@ -83,12 +83,12 @@ export async function reconcileHostDevices(deps: DeviceDeps & { dataDir: string 
         if (row === null || row.status !== device.status) return;
         const actor = systemActor(row.orgId);
         if (!launched) {
-          await moveDevice(tx, actor, row, 'errored', { reason: 'restart_failed' });
+          await transitionDevice(tx, actor, row, 'errored', { reason: 'restart_failed' });
         } else if (row.status === 'active') {
           // Same status, new browser: no event, only a new metering period.
           await openActivePeriod(tx, row, new Date());
         } else {
-          await moveDevice(tx, actor, row, row.status === 'creating' ? 'created' : 'woke', { reason: 'restart' });
+          await transitionDevice(tx, actor, row, row.status === 'creating' ? 'created' : 'woke', { reason: 'restart' });
         }
       });
     }),
@@ -119,7 +119,7 @@ export async function failAbandonedCreates(deps: DeviceDeps): Promise<number> {
     const moved = await deps.db.transaction(async (tx) => {
       const [row] = await tx.select().from(devices).where(and(eq(devices.id, id), abandoned)).for('update');
       if (row === undefined) return false;
-      await moveDevice(tx, systemActor(row.orgId), row, 'errored', { reason: 'create_abandoned', host_id: row.hostId });
+      await transitionDevice(tx, systemActor(row.orgId), row, 'errored', { reason: 'create_abandoned', host_id: row.hostId });
       return true;
     });
     if (moved) failed += 1;

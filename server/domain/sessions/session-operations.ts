@@ -19,7 +19,7 @@ import { isSessionLive, loadSessionForCaller, toSessionResource, type SessionRow
 // move locks the task row before the session row, the order task paths take too, so a
 // takeover, a release, a cancel and the hold sweep never wait on each other in a cycle.
 
-export interface SessionMoveDeps {
+export interface SessionOperationDeps {
   db: Db;
   config: Pick<Config, 'agent' | 'sessions'> & { http: { publicUrl: string } };
 }
@@ -49,7 +49,7 @@ function assertLive(session: SessionRow): void {
  * taken over too: a human at the wall is what it waits for. Taking over again from the
  * holding session answers the same hold; another session's hold is 409 device_busy.
  */
-export async function takeOver(deps: SessionMoveDeps, principal: Principal, requestId: string, publicId: string, body: TakeoverBody): Promise<TakeoverResult> {
+export async function takeOver(deps: SessionOperationDeps, principal: Principal, requestId: string, publicId: string, body: TakeoverBody): Promise<TakeoverResult> {
   return deps.db.transaction(async (tx) => {
     const seen = await loadSessionForCaller(tx, principal, publicId);
     const [device] = await tx.select({ status: devices.status, currentTaskId: devices.currentTaskId }).from(devices).where(eq(devices.id, seen.deviceId));
@@ -89,12 +89,9 @@ export async function takeOver(deps: SessionMoveDeps, principal: Principal, requ
  * parked (`resumed` false when the task ended meanwhile, say canceled). A session
  * holding nothing is 409 no_running_task.
  */
-export async function release(deps: SessionMoveDeps, principal: Principal, requestId: string, publicId: string): Promise<ReleaseResult> {
+export async function release(deps: SessionOperationDeps, principal: Principal, requestId: string, publicId: string): Promise<ReleaseResult> {
   return deps.db.transaction(async (tx) => {
-    const seen = await loadSessionForCaller(tx, principal, publicId);
-    const task = seen.holdTaskId === null ? null : await lockTask(tx, seen.holdTaskId);
-    const session = await lockSession(tx, seen.id);
-    assertLive(session);
+    const { session, task } = await lockLiveSessionAndHeldTask(tx, principal, publicId);
     if (session.holdTaskId === null || task === null) throw new ApiError('no_running_task', { message: 'The session holds no takeover to release.' });
     const resumed = await dropHold(tx, deps, actorOf(principal, requestId), session, task, 'released');
     return { resumed, session_id: toPublicId('session', session.id), task_id: toPublicId('task', task.id) };
@@ -106,12 +103,9 @@ export async function release(deps: SessionMoveDeps, principal: Principal, reque
  * by every gateway on the notification) and a hold it had is dropped, resuming the task.
  * A session already revoked or expired is 410 session_expired.
  */
-export async function revokeSession(deps: SessionMoveDeps, principal: Principal, requestId: string, publicId: string): Promise<void> {
+export async function revokeSession(deps: SessionOperationDeps, principal: Principal, requestId: string, publicId: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    const seen = await loadSessionForCaller(tx, principal, publicId);
-    const task = seen.holdTaskId === null ? null : await lockTask(tx, seen.holdTaskId);
-    const session = await lockSession(tx, seen.id);
-    assertLive(session);
+    const { session, task } = await lockLiveSessionAndHeldTask(tx, principal, publicId);
     const actor = actorOf(principal, requestId);
     const [revoked] = await tx.update(sessions).set({ revokedAt: dbNow() }).where(eq(sessions.id, session.id)).returning();
     if (session.holdTaskId !== null && task !== null) await dropHold(tx, deps, actor, revoked!, task, 'revoked');
@@ -120,10 +114,22 @@ export async function revokeSession(deps: SessionMoveDeps, principal: Principal,
 }
 
 /**
+ * The caller's live session (410 session_expired otherwise) and the task it holds, if any,
+ * locked task first: the lock order every path that touches both follows.
+ */
+async function lockLiveSessionAndHeldTask(tx: Tx, principal: Principal, publicId: string): Promise<{ session: SessionRow; task: TaskRow | null }> {
+  const seen = await loadSessionForCaller(tx, principal, publicId);
+  const task = seen.holdTaskId === null ? null : await lockTask(tx, seen.holdTaskId);
+  const session = await lockSession(tx, seen.id);
+  assertLive(session);
+  return { session, task };
+}
+
+/**
  * Drops holds that lapsed: past their 300 s (CONTRACT.md), or on a session that expired
  * or was revoked. Each task resumes, as on release. Returns how many were dropped.
  */
-export async function dropLapsedHolds(deps: SessionMoveDeps, limit = 50): Promise<number> {
+export async function dropLapsedHolds(deps: SessionOperationDeps, limit = 50): Promise<number> {
   const lapsed = and(
     isNotNull(sessions.holdTaskId),
     or(lte(sessions.holdExpiresAt, sql`now()`), lte(sessions.expiresAt, sql`now()`), isNotNull(sessions.revokedAt)),
@@ -144,7 +150,7 @@ export async function dropLapsedHolds(deps: SessionMoveDeps, limit = 50): Promis
 }
 
 /** Clears the hold and resumes its parked task; true when the task resumed. */
-async function dropHold(tx: Tx, deps: SessionMoveDeps, actor: Actor, session: SessionRow, task: TaskRow, why: 'released' | 'revoked' | 'hold_lapsed'): Promise<boolean> {
+async function dropHold(tx: Tx, deps: SessionOperationDeps, actor: Actor, session: SessionRow, task: TaskRow, why: 'released' | 'revoked' | 'hold_lapsed'): Promise<boolean> {
   const [released] = await tx.update(sessions).set({ holdTaskId: null, holdExpiresAt: null }).where(eq(sessions.id, session.id)).returning();
   const resumed = task.status === 'needs_human' && (await resumeParkedTask(tx, task.id, actor, deps.config.agent)) !== null;
   await recordChange(tx, deps.config.http.publicUrl, actor, released!, 'released', { task_id: toPublicId('task', task.id), resumed, why });
