@@ -1,9 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestampMs } from './columns';
 
-// CONTRACT.md's value sets for the Escalation resource.
-export const escalationKinds = ['captcha', 'login', 'question', 'blocked', 'takeover'] as const;
+// CONTRACT.md's value sets for the Escalation resource. The typed kinds (question, choice,
+// confirm, credentials, takeover) come first; captcha, login and blocked are the older
+// free-text kinds, still opened by the model planner's ask_human and answered like a question.
+export const escalationKinds = ['question', 'choice', 'confirm', 'credentials', 'takeover', 'captcha', 'login', 'blocked'] as const;
+/** What happens when an escalation expires unanswered: the task fails, or goes on without an answer. */
+export const escalationTimeoutOutcomes = ['fail', 'continue'] as const;
+export type EscalationTimeoutOutcome = (typeof escalationTimeoutOutcomes)[number];
 export const escalationStatuses = ['pending', 'resolved', 'expired', 'canceled'] as const;
 export const escalationSubjectKinds = ['task', 'device'] as const;
 export const escalationUrgencies = ['low', 'normal', 'high'] as const;
@@ -33,7 +38,23 @@ export const escalations = pgTable(
     /** What the agent needs: the question it asked, or what blocked it. */
     reason: text('reason').notNull(),
     status: text('status', { enum: escalationStatuses }).notNull(),
-    answer: text('answer'),
+    /** `choice`: the options offered; null for the other kinds. */
+    options: text('options').array(),
+    /** `choice`: whether several options may be picked. */
+    multiple: boolean('multiple'),
+    /** `credentials`: the names of the fields the human fills, all secret. */
+    fields: text('fields').array(),
+    onTimeout: text('on_timeout', { enum: escalationTimeoutOutcomes }).notNull().default('fail'),
+    /**
+     * The answer as JSON (a string for the free-text kinds, a boolean, an array of options).
+     * Never a credentials answer: that one is only in `sealed_answer`.
+     */
+    answer: jsonb('answer'),
+    /**
+     * A credentials answer, encrypted (credential-seal.ts), from the resolve until the task's
+     * runner takes it into memory (or the task ends): then set back to null.
+     */
+    sealedAnswer: text('sealed_answer'),
     cleared: boolean('cleared'),
     resolvedBy: text('resolved_by'),
     resolvedAt: timestampMs('resolved_at'),

@@ -17,6 +17,12 @@ export const tasks = pgTable(
     prompt: text('prompt').notNull(),
     allowedDomains: text('allowed_domains').array(),
     maxSteps: integer('max_steps'),
+    /** The JSON Schema (draft 2020-12 subset) a successful result must match; null for none. */
+    outputSchema: jsonb('output_schema'),
+    /** Phrases or selectors of actions the agent must have a human confirm first; null for none. */
+    confirmBefore: text('confirm_before').array(),
+    /** `on_timeout` of the escalations the task opens: `fail` or `continue`. */
+    escalationOnTimeout: text('escalation_on_timeout', { enum: ['fail', 'continue'] }).notNull().default('fail'),
     result: jsonb('result'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
     updatedAt: timestampMs('updated_at').notNull().defaultNow(),

@@ -19,6 +19,8 @@ export const FailureCodeSchema = z.enum([
   'agent_loop',
   'escalation_expired',
   'escalation_not_cleared',
+  'confirmation_declined',
+  'output_invalid',
   'timeout',
   'internal_error',
 ]);
@@ -42,6 +44,10 @@ export const FAILURE_DETAILS = {
   escalation_expired: 'No human answered the request for help before it expired.',
   // The resolve callback said `cleared: false`: a human looked but what stopped the task stands.
   escalation_not_cleared: 'The human who answered the request for help could not clear what stopped the task.',
+  // A human answered `false` to a confirm escalation: the action it asked about is not done.
+  confirmation_declined: 'A human declined to confirm an action the task needed to take.',
+  // The task's result did not match its output_schema (after the model's corrections, if any).
+  output_invalid: "The task's result did not match its output_schema.",
   timeout: 'The task did not finish within its time limit.',
   // Used by the task runner when runAgent throws (a bug or a failing step store).
   internal_error: 'The task stopped because of an internal error in the service.',

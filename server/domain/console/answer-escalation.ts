@@ -1,15 +1,15 @@
 import { eq } from 'drizzle-orm';
 import { escalations } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
-import { resolveEscalation, type ResolveDeps, type ResolveEscalationResult } from '../escalations/resolve-escalation';
+import { resolveEscalation, type ResolveDeps, type ResolveEscalationBody, type ResolveEscalationResult } from '../escalations/resolve-escalation';
 import { parsePublicId } from '../ids';
 import type { Operator } from './operator-accounts';
 
 export interface OperatorAnswer {
   /** The escalation's public id. */
   id: string;
-  /** The answer the task resumes with; empty for none. */
-  answer: string;
+  /** The answer the task resumes with (empty text for none); checked against the escalation's answer_schema. */
+  answer: NonNullable<ResolveEscalationBody['answer']>;
   /** Whether the wall is down; false fails the task. */
   cleared: boolean;
 }

@@ -13,12 +13,28 @@ import type { TaskRow } from '../tasks/task-resource';
 import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
 import { toEscalationResource, type EscalationRow } from './escalation-resource';
 import { matchesEscalationToken } from './escalation-token';
+import { checkAnswer } from './answer-schema';
+import { sealCredentials, type Credentials } from './credential-seal';
+import { humanAnswerNote } from './human-answer-note';
 
 /** `resolved_by` when the destination names neither `resolved_by` nor `source`. */
 export const DEFAULT_RESOLVED_BY = 'escalation_destination';
 
+/**
+ * An answer as the wire carries it; whether it fits the escalation is checked against its
+ * `answer_schema` (answer-schema.ts) once the escalation is read.
+ */
+export const AnswerValueSchema = z
+  .union([
+    z.string().max(20_000),
+    z.union([z.literal(true), z.literal(false)]),
+    z.array(z.string().max(1_000)).max(100),
+    z.record(z.string().max(100), z.string().max(1_000)),
+  ])
+  .describe("Must match the escalation's `answer_schema`: text, true or false, a list of options, or an object of credentials fields.");
+
 export const ResolveEscalationBodySchema = z.strictObject({
-  answer: z.string().max(20_000).optional(),
+  answer: AnswerValueSchema.optional(),
   // Not z.boolean(): the REST adapter coerces boolean schemas ("false" would read as true).
   cleared: z.union([z.literal(true), z.literal(false)]).optional(),
   resolved_by: z.string().max(200).optional(),
@@ -80,11 +96,20 @@ export async function resolveEscalation(
     if (row!.status !== 'pending') return outcome(false, row!);
 
     const cleared = body.cleared ?? true;
+    // An answer that does not fit changes nothing: the escalation stays open for a better one.
+    // `cleared: false` needs no answer, but one given must still fit.
+    if (cleared || body.answer !== undefined) {
+      const check = checkAnswer(row!, body.answer);
+      if (!check.ok) throw new ApiError('invalid_request', { param: 'answer', message: check.message });
+    }
+    // A credentials answer is never stored in clear: sealed for the task's run, and masked in the resource.
+    const credentials = row!.kind === 'credentials' && body.answer !== undefined ? (body.answer as Credentials) : null;
     const [resolved] = await tx
       .update(escalations)
       .set({
         status: 'resolved',
-        answer: body.answer ?? null,
+        answer: credentials !== null ? null : (body.answer ?? null),
+        sealedAnswer: credentials === null || !cleared ? null : await sealCredentials(deps.db, row!.taskId, credentials),
         cleared,
         resolvedBy: body.resolved_by ?? body.source ?? DEFAULT_RESOLVED_BY,
         resolvedAt: dbNow(),
@@ -110,10 +135,17 @@ export async function resolveEscalation(
   });
 }
 
-/** Resumes the parked task with the human's answer in its history, or fails it if the wall stands. */
+/**
+ * Resumes the parked task with the human's answer in its history, or fails it if the wall
+ * stands (`cleared: false`) or the human declined a confirmation (`answer: false`).
+ */
 async function continueTask(tx: Tx, deps: ResolveDeps, task: TaskRow, escalation: EscalationRow, actor: Actor): Promise<void> {
   if (escalation.cleared === false) {
     await endTask(tx, task, { status: 'failed', error: 'escalation_not_cleared' }, actor);
+    return;
+  }
+  if (escalation.kind === 'confirm' && escalation.answer === false) {
+    await endTask(tx, task, { status: 'failed', error: 'confirmation_declined' }, actor);
     return;
   }
   const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
@@ -123,7 +155,7 @@ async function continueTask(tx: Tx, deps: ResolveDeps, task: TaskRow, escalation
     orgId: task.orgId,
     type: 'message',
     action: 'human_answer',
-    note: escalation.answer,
+    note: humanAnswerNote(escalation),
     createdAt: dbNow(),
   });
   await notifyTaskChange(tx, task.id, 'step');

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNotNull } from 'drizzle-orm';
 import type { Tx } from '../../../db/client';
 import { escalations, sessions } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
@@ -44,4 +44,15 @@ export async function clearHoldsOnTask(tx: Tx, taskId: string): Promise<void> {
     .where(eq(sessions.holdTaskId, taskId))
     .returning({ id: sessions.id });
   for (const { id } of cleared) await notifySessionChange(tx, id);
+}
+
+/**
+ * Drops the credentials answers a task never typed (credential-seal.ts): a task's secrets
+ * end with it. Called by endTask inside its transaction.
+ */
+export async function dropSealedCredentials(tx: Tx, taskId: string): Promise<void> {
+  await tx
+    .update(escalations)
+    .set({ sealedAnswer: null })
+    .where(and(eq(escalations.taskId, taskId), isNotNull(escalations.sealedAnswer)));
 }

@@ -8,7 +8,7 @@ import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
 import { dbNow, dbNowPlus } from '../db-clock';
 import { notifyTaskChange } from '../channels/task-channel';
-import { cancelPendingEscalations, clearHoldsOnTask } from './task-end-releases';
+import { cancelPendingEscalations, clearHoldsOnTask, dropSealedCredentials } from './task-end-releases';
 import { toTaskResource, type TaskRow } from './task-resource';
 
 /** How a task ends: every terminal path goes through endTask. */
@@ -53,6 +53,7 @@ export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor):
     .where(and(eq(devices.id, row.deviceId), eq(devices.currentTaskId, row.id)));
   await cancelPendingEscalations(tx, row.id, actor);
   await clearHoldsOnTask(tx, row.id);
+  await dropSealedCredentials(tx, row.id);
   await recordChange(tx, actor, row, updated!, end.status === 'failed' ? { error: end.error } : {});
   return updated!;
 }
