@@ -11,14 +11,27 @@ export type AgentAction =
   | { kind: 'wait'; text: string }
   | { kind: 'extract'; source: ExtractSource }
   | { kind: 'finish'; answer: JsonValue }
-  | { kind: 'ask_human'; question: string; help: HelpKind };
+  | ({ kind: 'ask_human'; question: string } & HelpRequest);
 
 /**
- * What kind of help the agent asks for; it becomes the escalation's `kind`. A takeover
- * (the escalation kind `takeover`) is a human's decision, never the agent's.
+ * What kind of help the agent asks for; it becomes the escalation's `kind`, with what the
+ * human picks from (`choice`) or fills (`credentials`). captcha, login and blocked are the
+ * older free-text kinds.
  */
-export type HelpKind = 'question' | 'captcha' | 'login' | 'blocked';
-export const helpKinds = ['question', 'captcha', 'login', 'blocked'] as const satisfies readonly HelpKind[];
+export type HelpRequest =
+  | { help: 'question' | 'confirm' | 'takeover' | 'captcha' | 'login' | 'blocked' }
+  | { help: 'choice'; options: string[]; multiple: boolean }
+  | { help: 'credentials'; fields: string[] };
+export type HelpKind = HelpRequest['help'];
+export const freeTextHelpKinds = ['question', 'captcha', 'login', 'blocked'] as const satisfies readonly HelpKind[];
+
+/** One value read from the page. */
+export type PageValueSource =
+  | { of: 'title' }
+  | { of: 'url' }
+  | { of: 'text'; selector: string }
+  | { of: 'texts'; selector: string }
+  | { of: 'number'; selector: string };
 
 /** What an `extract` reads from the page; its value becomes the task result. */
-export type ExtractSource = { of: 'title' } | { of: 'url' } | { of: 'text'; selector: string };
+export type ExtractSource = PageValueSource | { of: 'json'; fields: Array<{ key: string; source: PageValueSource }> };

@@ -10,7 +10,8 @@ export type CorrectionReason =
   | 'invalid_arguments'
   | 'element_not_found'
   | 'navigation_failed'
-  | 'repeated_action';
+  | 'repeated_action'
+  | 'output_invalid';
 
 export const CORRECTION_TEXTS = {
   no_tool_call: 'Your last reply called no tool. Call exactly one of the tools.',
@@ -22,6 +23,7 @@ export const CORRECTION_TEXTS = {
   navigation_failed: 'The page your last action opened could not be loaded. Try another URL or another way.',
   repeated_action:
     'You did the same action on an unchanged page three times in a row. Do something different; the same action once more fails the task.',
+  output_invalid: "Your answer did not match the task's output schema. Finish again with an answer that matches it exactly.",
 } as const satisfies Record<CorrectionReason, string>;
 
 /** The `action` of a correction step: a machine string naming the reason. */

@@ -1,5 +1,6 @@
-import type { AgentAction } from './agent-action';
+import type { AgentAction, PageValueSource } from './agent-action';
 import { lexInstructions, type Token } from './instruction-lexer';
+import { parseJsonReturn } from './json-return';
 import { normalizeUrl } from './normalize-url';
 
 /**
@@ -12,7 +13,13 @@ import { normalizeUrl } from './normalize-url';
  *   wait for "<text>"
  *   scroll down | scroll up
  *   return the title | return the url | return the text of "<CSS selector>"
+ *   return the texts of "<CSS selector>" | return the number in "<CSS selector>"
+ *   return json {"<key>": <extraction>, ...}   (an extraction is any of the five above without `return`)
  *   ask a human "<question>"
+ *   ask a human to choose between "<A>" and "<B>"   (or "<A>", "<B>" or "<C>" ...)
+ *   ask a human to confirm "<what>"
+ *   ask a human for "<field>"                  (or "<field>" and "<field>"; credentials, typed as {{field}})
+ *   ask a human to take over "<what>"
  * The whole prompt is parsed before anything runs, so one bad sentence fails the task before
  * its first action.
  */
@@ -31,7 +38,7 @@ export function parseInstructions(prompt: string): ParsedPrompt {
   if (lexed.sentences.length === 0) return { ok: false, problem: 'the prompt has no instructions' };
   const instructions: Instruction[] = [];
   for (const [position, sentence] of lexed.sentences.entries()) {
-    const action = parseSentence(sentence.tokens);
+    const action = parseSentence(sentence.tokens, sentence.source);
     if (action === null) {
       return { ok: false, problem: `sentence ${position + 1} is not an instruction` };
     }
@@ -43,7 +50,7 @@ export function parseInstructions(prompt: string): ParsedPrompt {
 /** Keywords are matched lowercased; a quoted token shows as the marker `"`. */
 const QUOTED = '"';
 
-function parseSentence(tokens: Token[]): Instruction['action'] | null {
+function parseSentence(tokens: Token[], source: string): Instruction['action'] | null {
   const shape = tokens.map((token) => (token.kind === 'quoted' ? QUOTED : token.text.toLowerCase())).join(' ');
   const text = (index: number): string => tokens[index]?.text ?? '';
   const quoted = (index: number): string | null => {
@@ -60,9 +67,17 @@ function parseSentence(tokens: Token[]): Instruction['action'] | null {
       return { kind: 'extract', source: { of: 'title' } };
     case 'return the url':
       return { kind: 'extract', source: { of: 'url' } };
-    case `return the text of ${QUOTED}`: {
+    case `return the text of ${QUOTED}`:
+    case `return the texts of ${QUOTED}`:
+    case `return the number in ${QUOTED}`: {
       const selector = quoted(4);
-      return selector === null ? null : { kind: 'extract', source: { of: 'text', selector } };
+      const of = tokens[2]!.text.toLowerCase() === 'text' ? 'text' : tokens[2]!.text.toLowerCase() === 'texts' ? 'texts' : 'number';
+      return selector === null ? null : { kind: 'extract', source: { of, selector } satisfies PageValueSource };
+    }
+    case `ask a human to confirm ${QUOTED}`:
+    case `ask a human to take over ${QUOTED}`: {
+      const question = quoted(tokens.length - 1);
+      return question === null ? null : { kind: 'ask_human', question, help: shape.includes('confirm') ? 'confirm' : 'takeover' };
     }
     case `click ${QUOTED}`: {
       const target = quoted(1);
@@ -83,6 +98,22 @@ function parseSentence(tokens: Token[]): Instruction['action'] | null {
     }
   }
 
+  if (shape.startsWith('return json ')) {
+    const fields = parseJsonReturn(source);
+    return fields === null ? null : { kind: 'extract', source: { of: 'json', fields } };
+  }
+  if (shape.startsWith(`ask a human to choose between ${QUOTED}`)) {
+    const options = quotedList(tokens.slice(6), ['and', 'or']);
+    return options === null || options.length < 2
+      ? null
+      : { kind: 'ask_human', question: `Choose one: ${options.map((option) => JSON.stringify(option)).join(', ')}`, help: 'choice', options, multiple: false };
+  }
+  if (shape.startsWith(`ask a human for ${QUOTED}`)) {
+    const fields = quotedList(tokens.slice(4), ['and']);
+    const valid = fields !== null && fields.every((field) => FIELD_NAME.test(field)) && new Set(fields).size === fields.length && fields.length <= MAX_FIELDS;
+    return valid ? { kind: 'ask_human', question: `Provide ${fields.join(', ')}`, help: 'credentials', fields } : null;
+  }
+
   const verb = shape.split(' ', 1)[0];
   if (verb === 'press' && tokens.length === 2 && tokens[1]?.kind === 'word') {
     const key = text(1);
@@ -95,4 +126,27 @@ function parseSentence(tokens: Token[]): Instruction['action'] | null {
     return url === null ? null : { kind: 'navigate', url };
   }
   return null;
+}
+
+/** Credentials field names: they become placeholders (`{{otp}}`) and JSON keys. */
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+const MAX_FIELDS = 10;
+const MAX_OPTIONS = 20;
+const OPTION_MAX_CHARS = 200;
+
+/** `"A", "B" and "C"`: quoted strings separated by commas, the last by one of `joiners`; null if it is not that. */
+function quotedList(tokens: Token[], joiners: readonly string[]): string[] | null {
+  const values: string[] = [];
+  for (const [index, token] of tokens.entries()) {
+    if (index % 2 === 0) {
+      if (token.kind !== 'quoted' || token.text === '' || token.text.length > OPTION_MAX_CHARS) return null;
+      values.push(token.text);
+      continue;
+    }
+    const word = token.kind === 'word' ? token.text.toLowerCase() : null;
+    const last = index === tokens.length - 2;
+    if (word === null || !(last ? joiners.includes(word) : word === ',')) return null;
+  }
+  if (tokens.length % 2 === 0 || values.length > MAX_OPTIONS || new Set(values).size !== values.length) return null;
+  return values;
 }

@@ -46,7 +46,7 @@ async function run(
   const steps: NewStep[] = [];
   const modelCalls: ModelCallUsage[] = [];
   const input: RunAgentInput = {
-    task: { id: 'task_1', prompt, maxSteps: null, allowedDomains: null },
+    task: { id: 'task_1', prompt, maxSteps: null, allowedDomains: null, output: null, confirmBefore: null },
     driver,
     planner: createModelPlanner({ baseUrl: server.baseUrl, apiKey: API_KEY, model: MODEL, maxRetries: 0, ...options }),
     history: [],

@@ -1,6 +1,7 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import {
   generateText,
+  jsonSchema,
   NoSuchToolError,
   tool,
   ToolChoiceViolationError,
@@ -10,7 +11,8 @@ import {
 } from 'ai';
 import { z } from 'zod';
 import type { ActionTarget } from '../browser/types';
-import { helpKinds, type AgentAction } from './agent-action';
+import { freeTextHelpKinds, type AgentAction } from './agent-action';
+import type { JsonValue } from './json-value';
 import type { ModelCallUsage } from './model-usage';
 import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
 import { normalizeUrl } from './normalize-url';
@@ -103,10 +105,57 @@ const PLANNER_TOOLS = {
   }),
   ask_human: tool({
     description:
-      'Pause the task and ask a human for what only a person can do: answer a question (question), solve a captcha (captcha), sign in or give credentials (login), or get past anything else that blocks the task (blocked).',
-    inputSchema: z.object({ question: z.string().min(1), kind: z.enum(helpKinds).default('question'), reason }),
+      'Pause the task and ask a human for what only a person can do: answer a question (question), solve a captcha (captcha), or get past anything else that blocks the task (blocked). For a sign-in use ask_human_credentials or ask_human_takeover.',
+    inputSchema: z.object({ question: z.string().min(1).max(2_000), kind: z.enum(freeTextHelpKinds).default('question'), reason }),
+  }),
+  ask_human_choice: tool({
+    description: 'Pause the task and ask a human to pick one of the options (or several, with multiple: true).',
+    inputSchema: z.object({
+      question: z.string().min(1).max(2_000),
+      options: z.array(z.string().min(1).max(200)).min(2).max(20),
+      multiple: z.boolean().default(false),
+      reason,
+    }),
+  }),
+  ask_human_confirm: tool({
+    description: 'Pause the task and ask a human to confirm (yes or no) before a consequential step such as a purchase or a submit. A no ends the task.',
+    inputSchema: z.object({ question: z.string().min(1).max(2_000), reason }),
+  }),
+  ask_human_credentials: tool({
+    description:
+      'Pause the task and ask a human to fill secret fields (a password, a one-time code). You never see the values: to type one, call type with the text {{<field>}}.',
+    inputSchema: z.object({
+      question: z.string().min(1).max(2_000),
+      fields: z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/)).min(1).max(10),
+      reason,
+    }),
+  }),
+  ask_human_takeover: tool({
+    description: 'Pause the task and ask a human to act in the page themselves (a captcha, a complex sign-in), then hand it back.',
+    inputSchema: z.object({ question: z.string().min(1).max(2_000), reason }),
   }),
 };
+
+type PlannerTools = typeof PLANNER_TOOLS;
+
+/**
+ * The tools of one request: with an output schema, `finish` takes the answer as an object
+ * of that schema (sent to the model as the tool's parameters; the agent checks it with Ajv
+ * and sends a reply that does not match back as a correction).
+ */
+function toolsFor(outputSchema: object | null): PlannerTools {
+  if (outputSchema === null) return PLANNER_TOOLS;
+  const finish = tool({
+    description: 'Finish the task with the answer for the user: `answer` must match the output schema.',
+    inputSchema: jsonSchema<{ answer: unknown; reason?: string }>({
+      type: 'object',
+      properties: { answer: outputSchema, reason: { type: 'string', description: 'One short sentence: why this step.' } },
+      required: ['answer'],
+      additionalProperties: false,
+    }),
+  });
+  return { ...PLANNER_TOOLS, finish } as unknown as PlannerTools;
+}
 
 /**
  * Plans with a model behind any OpenAI-compatible chat completions endpoint, one tool call
@@ -136,8 +185,8 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   return {
     wantsScreenshots: screenshots,
     maxCorrections: options.maxCorrections ?? 3,
-    async next({ prompt, observation, history, signal }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
-      const text = renderPlannerMessage(prompt, history, observation, messageBudget);
+    async next({ prompt, observation, history, signal, outputSchema, confirmBefore }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
+      const text = renderPlannerMessage(withTaskRules(prompt, outputSchema, confirmBefore), history, observation, messageBudget);
       const messages: ModelMessage[] = [
         {
           role: 'user',
@@ -158,7 +207,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
           model: metered.model,
           system: MODEL_SYSTEM_PROMPT,
           messages,
-          tools: PLANNER_TOOLS,
+          tools: toolsFor(outputSchema),
           toolChoice: 'required',
           maxRetries: options.maxRetries ?? 2,
           timeout: options.requestTimeoutMs ?? 60_000,
@@ -233,10 +282,36 @@ function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction | nul
     case 'extract_text':
       return { kind: 'extract', source: { of: 'text', selector: call.input.selector } };
     case 'finish':
-      return { kind: 'finish', answer: call.input.answer };
+      // With an output schema the answer is whatever JSON the model sent; the agent checks it.
+      return { kind: 'finish', answer: call.input.answer as JsonValue };
     case 'ask_human':
       return { kind: 'ask_human', question: call.input.question, help: call.input.kind };
+    case 'ask_human_choice': {
+      const options = [...new Set(call.input.options)];
+      return options.length < 2 ? null : { kind: 'ask_human', question: call.input.question, help: 'choice', options, multiple: call.input.multiple };
+    }
+    case 'ask_human_confirm':
+      return { kind: 'ask_human', question: call.input.question, help: 'confirm' };
+    case 'ask_human_credentials': {
+      const fields = [...new Set(call.input.fields)];
+      return { kind: 'ask_human', question: call.input.question, help: 'credentials', fields };
+    }
+    case 'ask_human_takeover':
+      return { kind: 'ask_human', question: call.input.question, help: 'takeover' };
   }
+}
+
+/**
+ * What the task asks of the model beyond its prompt: the output schema its answer must
+ * match, and the steps it must have a human confirm first (the agent enforces both).
+ */
+function withTaskRules(prompt: string, outputSchema: object | null, confirmBefore: readonly string[] | null): string {
+  const rules: string[] = [];
+  if (outputSchema !== null) rules.push(`Finish with an answer that matches this JSON Schema: ${JSON.stringify(outputSchema)}`);
+  if (confirmBefore !== null && confirmBefore.length > 0) {
+    rules.push(`Call ask_human_confirm before any step that involves: ${confirmBefore.map((phrase) => JSON.stringify(phrase)).join(', ')}.`);
+  }
+  return rules.length === 0 ? prompt : `${prompt}\n\n${rules.join('\n')}`;
 }
 
 function toTarget(target: number | string): ActionTarget {

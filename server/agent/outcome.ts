@@ -1,4 +1,4 @@
-import type { HelpKind } from './agent-action';
+import type { HelpRequest } from './agent-action';
 import type { FailureCode } from './failures';
 import type { JsonValue } from './json-value';
 
@@ -6,5 +6,5 @@ import type { JsonValue } from './json-value';
 export type AgentOutcome =
   | { status: 'succeeded'; result: JsonValue }
   | { status: 'failed'; error: FailureCode }
-  | { status: 'needs_human'; question: string; kind: HelpKind }
+  | ({ status: 'needs_human'; question: string } & HelpRequest)
   | { status: 'canceled' };

@@ -11,6 +11,10 @@ export interface PlannerInput {
   observation: PageObservation;
   /** Every step of the task so far, resumed ones first, in order. */
   history: readonly NewStep[];
+  /** The task's output_schema (JSON Schema), or null: a model is asked for an answer that matches it. */
+  outputSchema: object | null;
+  /** Phrases or selectors of steps a human must confirm first, or null. */
+  confirmBefore: readonly string[] | null;
   /** Aborted when the task is canceled or runs out of time; planners stop their I/O on it. */
   signal: AbortSignal;
 }

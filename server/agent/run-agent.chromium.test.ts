@@ -38,7 +38,7 @@ afterAll(async () => {
 async function run(prompt: string, planner: Planner, allowedDomains: string[] | null = ['127.0.0.1']) {
   const steps: NewStep[] = [];
   const outcome = await runAgent({
-    task: { id: 'task_1', prompt, maxSteps: 10, allowedDomains },
+    task: { id: 'task_1', prompt, maxSteps: 10, allowedDomains, output: null, confirmBefore: null },
     driver,
     planner,
     history: [],

@@ -34,7 +34,7 @@ function harness(options: Partial<Omit<RunAgentInput, 'task'>> & { prompt?: stri
   const driver = options.driver instanceof FakePageDriver ? options.driver : formSite();
   const steps: NewStep[] = [];
   const input: RunAgentInput = {
-    task: { id: 'task_1', prompt: options.prompt ?? '', maxSteps: options.maxSteps ?? null, allowedDomains: ['127.0.0.1'] },
+    task: { id: 'task_1', prompt: options.prompt ?? '', maxSteps: options.maxSteps ?? null, allowedDomains: ['127.0.0.1'], output: null, confirmBefore: null },
     driver,
     planner: options.planner ?? createOfflinePlanner(),
     history: options.history ?? [],

@@ -1,6 +1,8 @@
 import { ActionError, type ActionErrorCode, type PageDriver, type PageObservation } from '../browser/types';
 import { toStorableJson, toStorableText } from '../core/storable-text';
-import type { AgentAction, HelpKind } from './agent-action';
+import type { AgentAction, HelpRequest } from './agent-action';
+import { confirmationNeeded, CONFIRM_REQUEST_ACTION } from './confirm-before';
+import { readPageValue, type PageValueReader } from './page-values';
 import { CORRECTION_TEXTS, correctionAction, type CorrectionReason } from './correction';
 import { ACTION_ERROR_FAILURES, FAILURE_DETAILS, type FailureCode } from './failures';
 import { Interrupted, Interruption } from './interruption';
@@ -19,6 +21,10 @@ export interface AgentTask {
   maxSteps: number | null;
   /** null or [] means unrestricted. */
   allowedDomains: string[] | null;
+  /** The task's output_schema and its compiled check; a result must pass it to succeed. */
+  output: { schema: object; validate: (value: JsonValue) => boolean } | null;
+  /** Phrases or selectors of steps a human must confirm first (confirm-before.ts); null for none. */
+  confirmBefore: string[] | null;
 }
 
 export interface RunAgentInput {
@@ -31,6 +37,11 @@ export interface RunAgentInput {
   recordStep: (step: NewStep) => Promise<void>;
   /** Adds one model request's tokens to the task's usage; called before its step is recorded. */
   recordModelCall: (usage: ModelCallUsage) => Promise<void>;
+  /**
+   * Credentials a human gave for this task, by field, held only here: a `type` whose text is
+   * `{{field}}` types the value (masked on the page) and uses it up.
+   */
+  credentials?: Map<string, string>;
   /** Aborting it cancels the run; runAgent then returns `canceled` at once. */
   signal: AbortSignal;
   /** Epoch milliseconds at which the task times out. */
@@ -118,7 +129,14 @@ class AgentRun {
 
     for (;;) {
       const reply = await guard(() =>
-        planner.next({ prompt: task.prompt, observation: page, history: this.#history, signal: this.#interruption.signal }),
+        planner.next({
+          prompt: task.prompt,
+          observation: page,
+          history: this.#history,
+          signal: this.#interruption.signal,
+          outputSchema: task.output?.schema ?? null,
+          confirmBefore: task.confirmBefore,
+        }),
       );
       if (reply.usage !== undefined) await this.#input.recordModelCall(reply.usage);
       if ('rejected' in reply) {
@@ -127,12 +145,21 @@ class AgentRun {
         continue;
       }
       const { action } = reply;
-      if (action.kind === 'finish') return this.#succeed(action.answer);
+      if (action.kind === 'finish') {
+        const finished = await this.#finishWith(action.answer);
+        if (finished !== null) return finished;
+        continue;
+      }
       // Checked after planning so a planner may still finish on the last allowed step.
       if (task.maxSteps !== null && this.#actionsTaken >= task.maxSteps) return this.#fail('max_steps_exceeded');
 
       const before = page;
       const described = describeAction(action, before);
+      // A step the task marks as consequential waits for a human's yes (a no fails the task).
+      if (confirmationNeeded(task.confirmBefore, action, before, this.#history, described)) {
+        await this.#message(CONFIRM_REQUEST_ACTION, described);
+        return { status: 'needs_human', question: `Confirm before the agent continues: ${clampNote(described)}`, help: 'confirm' };
+      }
       const repeats = planner.maxCorrections > 0 ? this.#repeats.see(described, before) : 0;
       if (repeats > REPEATS_BEFORE_WARNING) return this.#fail('agent_loop');
 
@@ -158,8 +185,12 @@ class AgentRun {
       this.#actionsTaken += 1;
       this.#correctionsInARow = 0;
 
-      if (action.kind === 'extract') return this.#succeed(extracted);
-      if (action.kind === 'ask_human') return this.#askHuman(action.question, action.help);
+      if (action.kind === 'extract') {
+        const finished = await this.#finishWith(extracted);
+        if (finished !== null) return finished;
+        continue;
+      }
+      if (action.kind === 'ask_human') return this.#askHuman(action);
       if (repeats === REPEATS_BEFORE_WARNING) await this.#recordCorrection('repeated_action');
     }
   }
@@ -211,9 +242,12 @@ class AgentRun {
       case 'click':
         await guard(() => driver.click(action.target));
         return null;
-      case 'type':
-        await guard(() => driver.type(action.text, action.into));
+      case 'type': {
+        const secret = this.#input.credentials === undefined ? null : takeCredential(this.#input.credentials, action.text);
+        if (secret !== null) await guard(() => driver.type(secret, action.into, { secret: true }));
+        else await guard(() => driver.type(action.text, action.into));
         return null;
+      }
       case 'press':
         await guard(() => driver.press(action.key));
         return null;
@@ -227,10 +261,19 @@ class AgentRun {
         return null;
       case 'extract': {
         const { source } = action;
-        if (source.of === 'text') return await guard(() => driver.textOf(source.selector));
-        // Read afresh: scripts may retitle the page after the observation the planner saw.
-        const now = await this.#observe();
-        return source.of === 'title' ? now.title : now.url;
+        // Title and URL are read afresh: scripts may retitle the page after the observation the planner saw.
+        const reader: PageValueReader = {
+          page: async () => {
+            const now = await this.#observe();
+            return { title: now.title, url: now.url };
+          },
+          textOf: (selector) => guard(() => driver.textOf(selector)),
+          textsOf: (selector) => guard(() => driver.textsOf(selector)),
+        };
+        if (source.of !== 'json') return await readPageValue(reader, source);
+        const object: { [key: string]: JsonValue } = {};
+        for (const field of source.fields) object[field.key] = await readPageValue(reader, field.source);
+        return object;
       }
       case 'ask_human':
         // Nothing happens on the page; the run ends with the question once it is recorded.
@@ -277,6 +320,21 @@ class AgentRun {
     await this.#record({ type: 'message', action, url: this.#page?.url ?? null, title: this.#page?.title ?? null, note });
   }
 
+  /**
+   * Ends the run with `answer`, unless the task has an output schema it does not match: then
+   * a planner that takes corrections is told so and planning goes on (null), and one that
+   * does not, or has used them up, fails the task with `output_invalid`.
+   */
+  async #finishWith(answer: JsonValue): Promise<AgentOutcome | null> {
+    const output = this.#input.task.output;
+    if (output !== null && !output.validate(answer)) {
+      if (!this.#mayCorrect()) return this.#fail('output_invalid');
+      await this.#correct('output_invalid');
+      return null;
+    }
+    return this.#succeed(answer);
+  }
+
   // The result and the question are stored too (task result, escalation, audit, events),
   // so they are cleaned like steps.
   async #succeed(answer: JsonValue): Promise<AgentOutcome> {
@@ -285,14 +343,28 @@ class AgentRun {
     return { status: 'succeeded', result };
   }
 
-  async #askHuman(asked: string, help: HelpKind): Promise<AgentOutcome> {
+  async #askHuman(action: Extract<AgentAction, { kind: 'ask_human' }>): Promise<AgentOutcome> {
+    const { kind: _kind, question: asked, ...help } = action;
     const question = toStorableText(asked);
     await this.#message('ask_human', clampNote(question));
-    return { status: 'needs_human', question, kind: help };
+    return { status: 'needs_human', question, ...(toStorableJson(help) as HelpRequest) };
   }
 
   async #fail(code: FailureCode): Promise<AgentOutcome> {
     await this.#message(`failed ${code}`, FAILURE_DETAILS[code]);
     return { status: 'failed', error: code };
   }
+}
+
+/**
+ * The credential a typed text names as `{{field}}` (the whole text), taken out of the run's
+ * memory: each value is typed once.
+ */
+function takeCredential(credentials: Map<string, string>, text: string): string | null {
+  const field = /^\{\{([A-Za-z][A-Za-z0-9_.-]{0,63})\}\}$/.exec(text)?.[1];
+  if (field === undefined) return null;
+  const value = credentials.get(field);
+  if (value === undefined) return null;
+  credentials.delete(field);
+  return value;
 }

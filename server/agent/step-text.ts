@@ -1,5 +1,5 @@
 import type { ActionTarget, PageObservation } from '../browser/types';
-import type { AgentAction, ExtractSource } from './agent-action';
+import type { AgentAction, ExtractSource, PageValueSource } from './agent-action';
 import type { JsonValue } from './json-value';
 
 /**
@@ -9,8 +9,11 @@ import type { JsonValue } from './json-value';
  *   click "<text or selector>"            click ref=<n> (<role> "<name>")
  *   type "<text>" into "<target>"         type "<text>" into ref=<n> (<role> "<name>")
  *   press <Key> | scroll down | scroll up | wait for "<text>"
- *   extract title | extract url | extract text of "<selector>"
- *   ask_human "<question>"
+ *   extract title | extract url | extract text of "<selector>" | extract texts of "<selector>"
+ *   extract number in "<selector>" | extract json {"<key>": <source>, ...}
+ *   ask_human "<question>" | ask_human choice "<question>" | ask_human confirm "<question>" | ...
+ * A typed text naming a credentials field (`{{otp}}`) is recorded as written: the value is
+ * swapped in only as it is typed.
  * Strings are JSON-quoted and clamped, so a step stays one readable line.
  */
 export function describeAction(action: Exclude<AgentAction, { kind: 'finish' }>, page: PageObservation): string {
@@ -30,7 +33,7 @@ export function describeAction(action: Exclude<AgentAction, { kind: 'finish' }>,
     case 'extract':
       return `extract ${describeSource(action.source)}`;
     case 'ask_human':
-      return `ask_human ${quote(action.question)}`;
+      return action.help === 'question' ? `ask_human ${quote(action.question)}` : `ask_human ${action.help} ${quote(action.question)}`;
   }
 }
 
@@ -55,7 +58,21 @@ function describeTarget(target: ActionTarget, page: PageObservation): string {
 }
 
 function describeSource(source: ExtractSource): string {
-  return source.of === 'text' ? `text of ${quote(source.selector)}` : source.of;
+  if (source.of === 'json') return `json {${source.fields.map((field) => `${quote(field.key)}: ${describeValue(field.source)}`).join(', ')}}`;
+  return describeValue(source);
+}
+
+function describeValue(source: PageValueSource): string {
+  switch (source.of) {
+    case 'text':
+      return `text of ${quote(source.selector)}`;
+    case 'texts':
+      return `texts of ${quote(source.selector)}`;
+    case 'number':
+      return `number in ${quote(source.selector)}`;
+    default:
+      return source.of;
+  }
 }
 
 function quote(text: string): string {

@@ -58,6 +58,7 @@ export const FIND_BY_REF_SCRIPT = inPage('findByRef');
 export const FIND_CLICK_TARGET_SCRIPT = inPage('findClickTarget');
 export const FIND_FIELD_SCRIPT = inPage('findField');
 export const TEXT_OF_SCRIPT = inPage('textOf');
+export const TEXTS_OF_SCRIPT = inPage('textsOf');
 export const HAS_TEXT_SCRIPT = inPage('hasText');
 export const SCROLL_SCRIPT = inPage('scroll');
 export const READ_LOCAL_STORAGE_SCRIPT = inPage('readLocalStorage');
@@ -65,6 +66,7 @@ export const WRITE_LOCAL_STORAGE_SCRIPT = inPage('writeLocalStorage');
 
 /** Functions puppeteer calls with an element handle as their first argument. */
 export const CLEAR_FIELD_FUNCTION = inPage('clearField');
+export const MASK_FIELD_FUNCTION = inPage('maskField');
 export const SELECT_OPTION_FUNCTION = inPage('selectOption');
 export const TAG_NAME_FUNCTION = inPage('tagName');
 export const DOM_CLICK_FUNCTION = inPage('domClick');

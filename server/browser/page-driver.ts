@@ -10,6 +10,8 @@ import {
 import { DomainAllowList } from './domain-allowlist.js';
 import {
   CLEAR_FIELD_FUNCTION,
+  MASK_FIELD_FUNCTION,
+  TEXTS_OF_SCRIPT,
   DOM_CLICK_FUNCTION,
   FIND_CLICK_TARGET_SCRIPT,
   FIND_FIELD_SCRIPT,
@@ -181,7 +183,7 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async type(text: string, into: ActionTarget): Promise<void> {
+  async type(text: string, into: ActionTarget, options: { secret?: boolean } = {}): Promise<void> {
     await this.run('target_not_found', `typing into ${describeTarget(into)}`, async () => {
       const field = await this.resolve(into, 'field');
       try {
@@ -192,6 +194,7 @@ export class PuppeteerPageDriver implements PageDriver {
           return;
         }
         await field.evaluate(CLEAR_FIELD_FUNCTION);
+        if (options.secret === true) await field.evaluate(MASK_FIELD_FUNCTION);
         await field.focus();
         await this.page.keyboard.type(text);
       } finally {
@@ -262,6 +265,14 @@ export class PuppeteerPageDriver implements PageDriver {
         case 'missing':
           throw new ActionError('target_not_found', `nothing matches "${selector}"`);
       }
+    });
+  }
+
+  async textsOf(selector: string): Promise<string[]> {
+    return this.run('target_not_found', `reading ${selector}`, async () => {
+      const texts = await this.evaluateAfterLoad(() => this.page.mainFrame().evaluate(TEXTS_OF_SCRIPT, { selector, limit: 1_000 }));
+      if (texts === null) throw new ActionError('target_not_found', `"${selector}" is not a valid CSS selector`);
+      return texts;
     });
   }
 

@@ -64,12 +64,19 @@ export interface PageDriver {
   observe(options?: { screenshot?: boolean }): Promise<PageObservation>;
   navigate(url: string): Promise<void>;
   click(target: ActionTarget): Promise<void>;
-  type(text: string, into: ActionTarget): Promise<void>;
+  /**
+   * Types into a field. `secret`: the text is a credential; a field that does not mask
+   * itself (anything but a password input) is masked with CSS first, so the live view and
+   * recordings show discs, not the value.
+   */
+  type(text: string, into: ActionTarget, options?: { secret?: boolean }): Promise<void>;
   press(key: string): Promise<void>;
   scroll(direction: 'up' | 'down'): Promise<void>;
   waitForText(text: string, timeoutMs: number): Promise<void>;
   /** innerText of the first element matching a CSS selector. */
   textOf(selector: string): Promise<string>;
+  /** innerText of every element matching a CSS selector in the main frame, in document order (at most 1,000). */
+  textsOf(selector: string): Promise<string[]>;
   /**
    * Hard allow-list for navigations and subresource requests; an entry allows its
    * subdomains. null or [] means unrestricted. A main-frame navigation blocked while

@@ -51,7 +51,7 @@ export function escalationWorker(services: Services): Worker {
     'escalations',
     TICK_MS,
     async () => {
-      const expired = await expireOverdueEscalations(db);
+      const expired = await expireOverdueEscalations(db, config.agent);
       if (expired > 0) log.info({ expired }, 'escalations expired unanswered; their tasks failed with escalation_expired');
       const claimed = await claimDueEscalationDeliveries(db, owner, CLAIM_LIMIT, timeoutMs + LEASE_MARGIN_MS, config.http.publicUrl);
       await Promise.all(

@@ -12,6 +12,8 @@ import { appendStep, taskHistory } from '../domain/tasks/task-steps';
 import { addModelCall } from '../domain/tasks/task-usage';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
+import { takeCredentials } from '../domain/escalations/credential-seal';
+import { compileOutputSchema } from '../agent/output-schema';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
 import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services/services';
@@ -127,8 +129,20 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     }
     const history = await taskHistory(deps.db, task.id);
     let seq = history.lastSeq;
+    // Checked at submit; compiled again here, once per run.
+    const compiled = task.outputSchema === null ? null : compileOutputSchema(task.outputSchema);
+    // A credentials answer leaves the database here and lives only in this run's memory.
+    const credentials = new Map(Object.entries(await takeCredentials(deps.db, task.id)));
     return runAgent({
-      task: { id: task.id, prompt: task.prompt, maxSteps: task.maxSteps, allowedDomains: task.allowedDomains },
+      task: {
+        id: task.id,
+        prompt: task.prompt,
+        maxSteps: task.maxSteps,
+        allowedDomains: task.allowedDomains,
+        output: compiled === null || !compiled.ok ? null : { schema: task.outputSchema as object, validate: compiled.validate },
+        confirmBefore: task.confirmBefore,
+      },
+      credentials,
       driver,
       planner,
       history: history.steps,
@@ -150,8 +164,9 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       if (row === null || row.status !== 'running' || row.leaseOwner !== deps.instanceId) return;
       const actor = systemActor(row.orgId);
       if (outcome.status === 'needs_human') {
-        const parked = await parkTask(tx, row, actor, { kind: outcome.kind, question: outcome.question });
-        await openEscalation(tx, parked, { kind: outcome.kind, reason: outcome.question }, actor, config.escalations);
+        const { status: _status, question, ...help } = outcome;
+        const parked = await parkTask(tx, row, actor, { kind: help.help, question });
+        await openEscalation(tx, parked, { ...help, reason: question }, actor, config.escalations);
         return;
       }
       // A run ends `canceled` only when this worker aborted it; the reasons that reach

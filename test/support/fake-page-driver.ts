@@ -64,8 +64,8 @@ export class FakePageDriver implements PageDriver {
     return this.#call('click', [target], () => undefined);
   }
 
-  type(text: string, into: ActionTarget): Promise<void> {
-    return this.#call('type', [text, into], () => undefined);
+  type(text: string, into: ActionTarget, options?: { secret?: boolean }): Promise<void> {
+    return this.#call('type', options === undefined ? [text, into] : [text, into, options], () => undefined);
   }
 
   press(key: string): Promise<void> {
@@ -78,6 +78,10 @@ export class FakePageDriver implements PageDriver {
 
   waitForText(text: string, timeoutMs: number): Promise<void> {
     return this.#call('waitForText', [text, timeoutMs], () => undefined);
+  }
+
+  textsOf(selector: string): Promise<string[]> {
+    return this.#call('textsOf', [selector], () => (this.#pages[this.url]?.texts?.[selector] ?? '').split('\n').filter((line) => line !== ''));
   }
 
   textOf(selector: string): Promise<string> {

@@ -203,6 +203,19 @@ export function textOf({ selector }: { selector: string }): TextOfResult {
   return { kind: 'text', text: renderedText(first) };
 }
 
+/** Rendered text of every element matching a selector (at most `limit`), or null for an invalid selector. */
+export function textsOf({ selector, limit }: { selector: string; limit: number }): string[] | null {
+  const matches = bySelector(selector);
+  return matches === null ? null : matches.slice(0, limit).map((element) => renderedText(element).trim());
+}
+
+/** Masks a text field's value with discs, as a password input shows it (for typing a secret). */
+export function maskField(element: Element): void {
+  if (element instanceof HTMLElement && !(element instanceof HTMLInputElement && element.type === 'password')) {
+    element.style.setProperty('-webkit-text-security', 'disc', 'important');
+  }
+}
+
 /** Whether the document's rendered text contains `text`, ignoring case and spacing. */
 export function hasText({ text }: { text: string }): boolean {
   const needle = normalize(text).toLowerCase();

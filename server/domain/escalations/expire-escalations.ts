@@ -1,11 +1,16 @@
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, lte, max, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
-import { escalations } from '../../../db/schema';
+import { escalations, taskSteps } from '../../../db/schema';
+import { notifyTaskChange } from '../channels/task-channel';
+import { dbNow } from '../db-clock';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import { systemActor } from '../keys/principal';
-import { endTask, lockTask } from '../tasks/task-transitions';
+import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
 import { toEscalationResource } from './escalation-resource';
+
+/** What the agent is told when its request for help expired with `on_timeout: continue`. */
+export const NO_ANSWER_NOTE = 'No human answered the request for help before it expired. Continue the task without an answer.';
 
 /** Escalations looked at per sweep; the rest wait for the next one. */
 const BATCH = 50;
@@ -13,10 +18,11 @@ const BATCH = 50;
 /**
  * Expires pending escalations past `expires_at` (by the database clock): each becomes
  * `expired` (audited, `operator.escalation.expired.v1`) and its task, if still parked,
- * fails with `escalation_expired`, freeing the device's slot, in one transaction per
- * escalation. Returns how many expired.
+ * fails with `escalation_expired`, freeing the device's slot (`on_timeout: fail`), or
+ * resumes with a `human_no_answer` message step telling the agent it goes on without an
+ * answer (`on_timeout: continue`), in one transaction per escalation. Returns how many expired.
  */
-export async function expireOverdueEscalations(db: Db): Promise<number> {
+export async function expireOverdueEscalations(db: Db, settings: { leaseMs: number; taskTimeoutMs: number }): Promise<number> {
   const due = await db
     .select({ id: escalations.id, taskId: escalations.taskId })
     .from(escalations)
@@ -45,7 +51,23 @@ export async function expireOverdueEscalations(db: Db): Promise<number> {
         details: { task_id: escalation.task_id },
       });
       await emitEvent(tx, { orgId: row.orgId, spaceId: row.spaceId, type: 'operator.escalation.expired.v1', resource: escalation });
-      if (task?.status === 'needs_human') await endTask(tx, task, { status: 'failed', error: 'escalation_expired' }, actor);
+      if (task?.status !== 'needs_human') return true;
+      if (row.onTimeout === 'fail') {
+        await endTask(tx, task, { status: 'failed', error: 'escalation_expired' }, actor);
+        return true;
+      }
+      const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
+      await tx.insert(taskSteps).values({
+        taskId: task.id,
+        seq: (last?.seq ?? 0) + 1,
+        orgId: task.orgId,
+        type: 'message',
+        action: 'human_no_answer',
+        note: NO_ANSWER_NOTE,
+        createdAt: dbNow(),
+      });
+      await notifyTaskChange(tx, task.id, 'step');
+      await resumeParkedTask(tx, task.id, actor, settings);
       return true;
     });
     if (changed) expired += 1;

@@ -1,6 +1,7 @@
 import { count, eq } from 'drizzle-orm';
 import type { Tx } from '../../../db/client';
-import { escalations, organizations, type EscalationKind } from '../../../db/schema';
+import { escalations, organizations } from '../../../db/schema';
+import type { HelpRequest } from '../../agent/agent-action';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
@@ -8,17 +9,19 @@ import { dbNow, dbNowPlus } from '../db-clock';
 import type { TaskRow } from '../tasks/task-resource';
 import { toEscalationResource, type EscalationRow } from './escalation-resource';
 
-export interface EscalationRequest {
-  kind: EscalationKind;
+/** What the agent asks: the kind (`help`), with the options or fields it offers. */
+export type EscalationRequest = HelpRequest & {
   /** What the agent needs: its question, or what blocked it. */
   reason: string;
-}
+};
 
 /**
  * Opens an escalation for a task that has just parked at `needs_human`, in the
  * transaction that parked it: recorded, audited, `operator.escalation.created.v1` in the
  * outbox, and, when the organization has an escalation URL, due for delivery at once
- * (the escalation worker POSTs it with a fresh resolve bearer). It expires after `ttlMs`.
+ * (the escalation worker POSTs it with a fresh resolve bearer). It expires after `ttlMs`,
+ * then fails the task or lets it go on as the task's `escalation_on_timeout` says; a
+ * `confirm` always fails: an unanswered confirmation is never a yes.
  */
 export async function openEscalation(tx: Tx, task: TaskRow, request: EscalationRequest, actor: Actor, settings: { ttlMs: number }): Promise<EscalationRow> {
   const [organization] = await tx.select({ escalationUrl: organizations.escalationUrl }).from(organizations).where(eq(organizations.id, task.orgId));
@@ -32,7 +35,11 @@ export async function openEscalation(tx: Tx, task: TaskRow, request: EscalationR
       taskId: task.id,
       deviceId: task.deviceId,
       attempt: (earlier?.count ?? 0) + 1,
-      kind: request.kind,
+      kind: request.help,
+      options: request.help === 'choice' ? request.options : null,
+      multiple: request.help === 'choice' ? request.multiple : null,
+      fields: request.help === 'credentials' ? request.fields : null,
+      onTimeout: request.help === 'confirm' ? 'fail' : task.escalationOnTimeout,
       subjectKind: 'task',
       urgency: 'normal',
       reason: request.reason,
@@ -50,7 +57,7 @@ export async function openEscalation(tx: Tx, task: TaskRow, request: EscalationR
     resourceType: 'escalation',
     resourceId: escalation.id,
     spaceId: row!.spaceId,
-    details: { task_id: escalation.task_id, kind: escalation.kind, attempt: escalation.attempt, delivered_to_url: deliver },
+    details: { task_id: escalation.task_id, kind: escalation.kind, attempt: escalation.attempt, on_timeout: escalation.on_timeout, delivered_to_url: deliver },
   });
   await emitEvent(tx, { orgId: row!.orgId, spaceId: row!.spaceId, type: 'operator.escalation.created.v1', resource: escalation });
   return row!;

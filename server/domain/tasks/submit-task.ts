@@ -85,6 +85,9 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
       prompt: call.body.prompt,
       allowedDomains: normalizedDomains(call.body.allowed_domains),
       maxSteps: call.body.max_steps ?? null,
+      outputSchema: call.body.output_schema ?? null,
+      confirmBefore: call.body.confirm_before === undefined || call.body.confirm_before === null || call.body.confirm_before.length === 0 ? null : call.body.confirm_before,
+      escalationOnTimeout: call.body.escalation_on_timeout ?? 'fail',
       createdAt: dbNow(),
       updatedAt: dbNow(),
       deadlineAt: dbNowPlus(deps.config.agent.taskTimeoutMs),
@@ -99,7 +102,7 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
     resourceType: 'task',
     resourceId: task.id,
     spaceId: row!.spaceId,
-    details: { device_id: task.device_id, max_steps: row!.maxSteps, allowed_domains: row!.allowedDomains },
+    details: { device_id: task.device_id, max_steps: row!.maxSteps, allowed_domains: row!.allowedDomains, output_schema: row!.outputSchema !== null, confirm_before: row!.confirmBefore },
   });
   await emitEvent(tx, { orgId: row!.orgId, spaceId: row!.spaceId, type: 'operator.task.created.v1', resource: task });
   await notifyTaskChange(tx, taskId, 'state');

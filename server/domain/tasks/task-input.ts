@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { compileOutputSchema } from '../../agent/output-schema';
 import { normalizeDomainEntry } from '../../browser';
 
 /** CONTRACT.md: a prompt over 20,000 characters is 400 invalid_request with param `prompt`. */
 export const PROMPT_MAX_CHARS = 20_000;
 const INT32_MAX = 2 ** 31 - 1;
 const MAX_ALLOWED_DOMAINS = 100;
+const MAX_CONFIRM_BEFORE = 20;
 
 /** Body of POST /v1/devices/{id}/tasks. */
 export const SubmitTaskBodySchema = z.object({
@@ -28,6 +30,28 @@ export const SubmitTaskBodySchema = z.object({
     .optional(),
   /** Cap on the agent's action steps; null is effectively unbounded. */
   max_steps: z.number().int().min(1).max(INT32_MAX).nullable().optional(),
+  /**
+   * A JSON Schema (draft 2020-12 subset, at most 16 KiB) the result must match: the task
+   * succeeds only with a result that does, else it fails with `output_invalid`.
+   */
+  output_schema: z
+    .record(z.string(), z.json())
+    .superRefine((schema, context) => {
+      const compiled = compileOutputSchema(schema);
+      if (!compiled.ok) context.addIssue({ code: 'custom', message: compiled.problem });
+    })
+    .nullable()
+    .optional()
+    .describe(
+      'JSON Schema (draft 2020-12) of the result: type (object, array, string, number, integer, boolean, null), properties, required, additionalProperties, items, enum, const, nullable, min/max items, length and value, title, description. At most 16 KiB.',
+    ),
+  /**
+   * Phrases or selectors of consequential steps (a purchase, a submit): before a click,
+   * typing, key or navigation whose target contains one, the agent has a human confirm.
+   */
+  confirm_before: z.array(z.string().trim().min(1).max(200)).max(MAX_CONFIRM_BEFORE).nullable().optional(),
+  /** What the task's escalations do when they expire unanswered: fail the task (default) or let it continue without an answer. */
+  escalation_on_timeout: z.enum(['fail', 'continue']).optional(),
 });
 export type SubmitTaskBody = z.infer<typeof SubmitTaskBodySchema>;
 

@@ -16,6 +16,12 @@ export const TaskSchema = z.object({
   finished_at: z.string().nullable(),
   /** null while running; the agent's answer on success; `{error, detail}` on failure. */
   result: z.json().nullable(),
+  /** The JSON Schema a successful result matches, as submitted; null for none. */
+  output_schema: z.record(z.string(), z.json()).nullable(),
+  /** Steps a human confirms first, as submitted; null for none. */
+  confirm_before: z.array(z.string()).nullable(),
+  /** What the task's escalations do when they expire unanswered. */
+  escalation_on_timeout: z.enum(['fail', 'continue']),
   /**
    * What the task has cost so far: steps recorded (as on its event stream), requests to the
    * model and the tokens the endpoint reported for them. Zeros for the offline planner.
@@ -41,6 +47,9 @@ export function toTaskResource(row: TaskRow): Task {
     created_at: iso(row.createdAt),
     finished_at: isoOrNull(row.finishedAt),
     result: (row.result ?? null) as Task['result'],
+    output_schema: (row.outputSchema ?? null) as Task['output_schema'],
+    confirm_before: row.confirmBefore,
+    escalation_on_timeout: row.escalationOnTimeout,
     usage: { steps: row.stepCount, model_calls: row.modelCalls, input_tokens: row.inputTokens, output_tokens: row.outputTokens },
   };
 }
