@@ -97,7 +97,7 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
     expect(first?.body.model).toBe(MODEL);
     expect(first?.body.tool_choice).toBe('required');
     expect(first?.body.tools?.map((entry) => entry.function.name).sort()).toEqual(
-      ['ask_human', 'click', 'extract_text', 'extract_title', 'extract_url', 'finish', 'navigate', 'press', 'scroll', 'type', 'wait_for_text'],
+      ['ask_human', 'ask_human_choice', 'ask_human_confirm', 'ask_human_credentials', 'ask_human_takeover', 'click', 'extract_text', 'extract_title', 'extract_url', 'finish', 'navigate', 'press', 'scroll', 'type', 'wait_for_text'],
     );
     expect(first?.body.messages[0]).toMatchObject({ role: 'system' });
     const firstText = userText(first);
@@ -120,12 +120,12 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
   it('parks at needs_human on ask_human', async () => {
     server.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Which plan should I pick?' } }] });
     const { outcome } = await run('Pick a plan');
-    expect(outcome).toEqual({ status: 'needs_human', question: 'Which plan should I pick?', kind: 'question' });
+    expect(outcome).toEqual({ status: 'needs_human', question: 'Which plan should I pick?', help: 'question' });
   });
 
   it('passes on the kind of help the model asks for', async () => {
     server.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Please solve the captcha', kind: 'captcha' } }] });
-    expect((await run('Sign up')).outcome).toEqual({ status: 'needs_human', question: 'Please solve the captcha', kind: 'captcha' });
+    expect((await run('Sign up')).outcome).toEqual({ status: 'needs_human', question: 'Please solve the captcha', help: 'captcha' });
     server.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Anything?', kind: 'magic' } }] });
     expect((await run('Sign up')).outcome).toMatchObject({ status: 'failed', error: 'planner_error' });
   });

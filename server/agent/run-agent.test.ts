@@ -131,7 +131,7 @@ describe('runAgent with the offline planner', () => {
   it('parks at needs_human on ask a human, then resumes after it from the history', async () => {
     const prompt = `go to ${FORM} then ask a human "Which plan?" then click "Submit" then return the title`;
     const first = harness({ prompt });
-    expect(await runAgent(first.input)).toEqual({ status: 'needs_human', question: 'Which plan?', kind: 'question' });
+    expect(await runAgent(first.input)).toEqual({ status: 'needs_human', question: 'Which plan?', help: 'question' });
     expect(first.steps.map((step) => [step.type, step.action, step.note])).toEqual([
       ['action', `navigate ${FORM}`, `go to ${FORM}`],
       ['action', 'ask_human "Which plan?"', 'ask a human "Which plan?"'],
@@ -340,7 +340,7 @@ describe('runAgent and text PostgreSQL cannot store', () => {
     expect(await runAgent(answer.input)).toEqual({ status: 'succeeded', result: { [cleaned('k')]: [cleaned('v')] } });
 
     const question = harness({ planner: scriptedPlanner([{ kind: 'ask_human', question: broken('Why'), help: 'question' }]), driver });
-    expect(await runAgent(question.input)).toEqual({ status: 'needs_human', question: cleaned('Why'), kind: 'question' });
+    expect(await runAgent(question.input)).toEqual({ status: 'needs_human', question: cleaned('Why'), help: 'question' });
     expect(question.steps.map((step) => [step.action, step.note])).toEqual([
       // The action quotes the question as JSON, whose escapes are plain storable text.
       ['ask_human "Why\\u0000\\ud800"', null],
