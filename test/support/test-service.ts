@@ -23,7 +23,7 @@ export interface TestService {
  * Starts the real service on a free port, on a fresh database, with the console off
  * (the API never goes through Next). `env` overrides configuration variables.
  */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, options: { logDestination?: { write(line: string): void } } = {}): Promise<TestService> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-test-'));
   const fullEnv: Record<string, string> = {
@@ -44,7 +44,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
     ...env,
   };
-  let service = await startService(loadConfig(fullEnv));
+  let service = await startService(loadConfig(fullEnv), options);
   const handle: TestService = {
     service,
     url: service.url,
@@ -59,7 +59,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     async restart() {
       await handle.service.close();
       const port = new URL(handle.url).port;
-      service = await startService(loadConfig({ ...fullEnv, PORT: port }));
+      service = await startService(loadConfig({ ...fullEnv, PORT: port }), options);
       handle.service = service;
     },
   };
