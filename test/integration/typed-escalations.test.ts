@@ -1,9 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answerEscalationAsOperator } from '../../server/domain/console/answer-escalation';
 import { DeviceTracker } from '../support/device-tracker';
+import { SECRET, startShopPages, type ShopPages } from '../support/shop-pages';
 import { apiClient, type ApiCall } from '../support/http';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
@@ -13,7 +12,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 // PostgreSQL, Chromium, an escalation destination and a webhook receiver.
 
 const TTL_SECS = 8;
-const SECRET = 'otp-7Hq2-secret-93518';
 
 let test: TestService;
 let tenant: TestTenant;
@@ -21,35 +19,14 @@ let api: ApiCall;
 let key: string;
 let destination: WebhookReceiver;
 let webhooks: WebhookReceiver;
-let pages: http.Server;
+let pages: ShopPages;
 let pageBase: string;
 const logLines: string[] = [];
 const devices = new DeviceTracker(() => api);
 
-/** The shop and sign-in pages the tasks act on. */
-function startPages(): Promise<http.Server> {
-  const server = http.createServer((request, response) => {
-    response.setHeader('content-type', 'text/html; charset=utf-8');
-    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-    if (path === '/shop') {
-      response.end(`<!doctype html><title>Shop</title><h1>Blue kettle</h1><p class="price">Total: $1,234.50</p>
-        <ul><li>steel</li><li>blue</li></ul>
-        <button onclick="document.getElementById('status').textContent = 'Bought'">Buy now</button><p id="status">Not bought</p>`);
-    } else if (path === '/login') {
-      // The code is checked in the page, so it never travels in a URL; the result says whether the field was masked.
-      response.end(`<!doctype html><title>Sign in</title><label for="code">Code</label><input id="code" type="text">
-        <button onclick="const f = document.getElementById('code'); document.getElementById('result').textContent = (f.value === '${SECRET}' ? 'Code accepted' : 'Wrong code') + (getComputedStyle(f).webkitTextSecurity === 'disc' ? ', masked' : ', visible')">Send</button>
-        <p id="result">Waiting</p>`);
-    } else {
-      response.writeHead(404).end('<title>Not found</title>');
-    }
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
 beforeAll(async () => {
-  pages = await startPages();
-  pageBase = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  pages = await startShopPages();
+  pageBase = pages.base;
   destination = await startWebhookReceiver((res) => res.writeHead(200).end());
   webhooks = await startWebhookReceiver((res) => res.writeHead(200).end());
   test = await startTestService(
@@ -74,7 +51,7 @@ afterAll(async () => {
   await test?.stop();
   await destination?.close();
   await webhooks?.close();
-  await new Promise((resolve) => pages?.close(resolve));
+  await pages?.close();
 });
 
 async function submit(body: Record<string, unknown>): Promise<{ task: string; device: string }> {

@@ -71,8 +71,13 @@ export function nameOf(el: Element): string {
   return normalize(candidates.find((text) => normalize(text) !== '') || '');
 }
 
-/** Current value of a form field; undefined for password fields and non-fields. */
+/**
+ * Current value of a form field; undefined for password fields, fields masked with
+ * `-webkit-text-security` (where the agent typed a credential, or the site masks itself),
+ * and non-fields.
+ */
 export function valueOf(el: Element): string | undefined {
+  if (el instanceof HTMLElement && el.style.getPropertyValue('-webkit-text-security') === 'disc') return undefined;
   if (isHtmlTag(el, 'select')) {
     return Array.from(el.selectedOptions)
       .map((option) => option.text)
