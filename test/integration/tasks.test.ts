@@ -69,6 +69,9 @@ describe('tasks on the offline planner', () => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       finished_at: null,
       result: null,
+      output_schema: null,
+      confirm_before: null,
+      escalation_on_timeout: 'fail',
       usage: { steps: 0, model_calls: 0, input_tokens: 0, output_tokens: 0 },
     });
     expect(await deviceSlot(device)).toBe(submitted.body.id);
