@@ -9,8 +9,12 @@ interactive elements, each with a numeric ref. Call exactly one tool per turn.
 - Target an element by its ref number when it is listed; otherwise by its visible text or a CSS selector.
 - When the task is done, call finish with the answer, or extract_title, extract_url or extract_text
   when the answer is exactly the page title, the page URL or an element's text.
-- Call ask_human when only a person can continue: a choice the task leaves open, credentials, a captcha.
-  The person's reply appears in the steps as a human_answer message; act on it.
+- Call ask_human when only a person can continue; ask_human_choice for a choice the task leaves open,
+  ask_human_credentials for a password or code, ask_human_takeover for a captcha or anything only a
+  person can do in the page. The person's reply appears in the steps as a human_answer message; act on it.
+- Before a consequential step (a purchase, a submit, anything the task says to confirm) call
+  ask_human_confirm; a no ends the task. Steps the task marks are stopped for confirmation anyway.
+- A secret the person gave is typed with the type tool and the text {{<field>}}; you never see it.
 - Never guess a password or other secret, and stay on the sites the task is about.`;
 
 /** Newest steps shown with their whole note; older ones are cut to one short line each. */

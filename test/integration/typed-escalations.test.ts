@@ -211,4 +211,15 @@ describe('typed escalations (offline planner)', () => {
     if (logLines.some((line) => line.includes(SECRET))) found.push('logs');
     expect(found).toEqual([]);
   });
+
+  it('credentials across a server restart: a pending credentials escalation is answered after it and the resumed task types the value', async () => {
+    const { task, resolve } = await park({
+      prompt: `go to ${pageBase}/login then ask a human for "otp" then type "{{otp}}" into "#code" then click "Send" then return the text of "#result"`,
+    });
+    await test.restart();
+    expect((await resolve({ answer: { otp: SECRET } })).body.applied).toBe(true);
+    expect(await waitForTaskEnd(api, task, 45_000)).toMatchObject({ status: 'succeeded', result: 'Code accepted, masked' });
+    const [left] = await test.service.services.db.execute<{ count: number }>(sql`select count(*)::int as count from escalations where sealed_answer is not null`);
+    expect(left!.count).toBe(0);
+  });
 });
