@@ -73,6 +73,9 @@ function trailingCorrections(history: readonly RecordedStep[]): number {
   return count;
 }
 
+/** What a typed credential shows as wherever a page echoed it back. */
+const SECRET_MASK = '********';
+
 /** Longest a single `wait for` may wait, deadline permitting. */
 export const WAIT_FOR_TEXT_TIMEOUT_MS = 15_000;
 
@@ -110,6 +113,8 @@ class AgentRun {
   /** Corrections since the last step that was not one (a resumed run continues the count). */
   #correctionsInARow: number;
   readonly #repeats = new RepeatedActionCounter();
+  /** Credentials this run typed: masked out of everything it records or returns afterwards. */
+  readonly #typedSecrets: string[] = [];
   /** The page as last observed; message steps are stamped with it. */
   #page: PageObservation | null = null;
 
@@ -244,6 +249,7 @@ class AgentRun {
         return null;
       case 'type': {
         const secret = this.#input.credentials === undefined ? null : takeCredential(this.#input.credentials, action.text);
+        if (secret !== null) this.#typedSecrets.push(secret);
         if (secret !== null) await guard(() => driver.type(secret, action.into, { secret: true }));
         else await guard(() => driver.type(action.text, action.into));
         return null;
@@ -298,9 +304,11 @@ class AgentRun {
 
   async #observe(): Promise<PageObservation> {
     const { driver, planner } = this.#input;
-    const page = await this.#interruption.guard(() =>
+    const observed = await this.#interruption.guard(() =>
       driver.observe(planner.wantsScreenshots ? { screenshot: true } : undefined),
     );
+    // The planner (a model) reads the page too: a credential the page shows back is masked for it.
+    const page = this.#masked(observed as unknown as JsonValue) as unknown as PageObservation;
     this.#page = page;
     return page;
   }
@@ -311,7 +319,7 @@ class AgentRun {
    * surrogates) is replaced with U+FFFD first.
    */
   async #record(step: NewStep): Promise<void> {
-    const storable = toStorableJson(step);
+    const storable = this.#masked(toStorableJson(step));
     await this.#input.recordStep(storable);
     this.#history.push(storable);
   }
@@ -338,14 +346,31 @@ class AgentRun {
   // The result and the question are stored too (task result, escalation, audit, events),
   // so they are cleaned like steps.
   async #succeed(answer: JsonValue): Promise<AgentOutcome> {
-    const result = toStorableJson(answer);
+    const result = this.#masked(toStorableJson(answer));
     await this.#message('answer', describeAnswer(result));
     return { status: 'succeeded', result };
   }
 
+  /**
+   * `value` with every credential this run typed replaced by a mask: a page may show it back
+   * (a URL after a GET form, an echo in the page), and nothing recorded or returned may hold it.
+   */
+  #masked<T extends JsonValue | NewStep>(value: T): T {
+    // Before anything was typed there is nothing to mask (and a screenshot is not walked for nothing).
+    if (this.#typedSecrets.length === 0) return value;
+    const mask = (text: string) => this.#typedSecrets.reduce((masked, secret) => masked.replaceAll(secret, SECRET_MASK), text);
+    const walk = (node: unknown): unknown => {
+      if (typeof node === 'string') return mask(node);
+      if (Array.isArray(node)) return node.map(walk);
+      if (node !== null && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([key, inner]) => [mask(key), walk(inner)]));
+      return node;
+    };
+    return walk(value) as T;
+  }
+
   async #askHuman(action: Extract<AgentAction, { kind: 'ask_human' }>): Promise<AgentOutcome> {
     const { kind: _kind, question: asked, ...help } = action;
-    const question = toStorableText(asked);
+    const question = this.#masked(toStorableText(asked));
     await this.#message('ask_human', clampNote(question));
     return { status: 'needs_human', question, ...(toStorableJson(help) as HelpRequest) };
   }

@@ -154,4 +154,11 @@ describe('confirm_before and credentials', () => {
     expect(credentials.size).toBe(0);
     expect(JSON.stringify(run.steps)).not.toContain('493817');
   });
+
+  it('masks a typed credential the page shows back, in steps and in the result', async () => {
+    const driver = new FakePageDriver({ [SHOP]: { title: 'Shop', texts: { '#echo': 'Your code 493817 was sent' } } });
+    const run = input(`go to ${SHOP} then type "{{otp}}" into "Code" then return the text of "#echo"`, {}, { credentials: new Map([['otp', '493817']]), driver });
+    expect(await runAgent(run.input)).toEqual({ status: 'succeeded', result: 'Your code ******** was sent' });
+    expect(JSON.stringify(run.steps)).not.toContain('493817');
+  });
 });
