@@ -73,7 +73,10 @@ export async function authenticateEscalationBearer(db: Db, publicId: string, bea
  * answer in the console (`origin.via`). A pending
  * escalation becomes `resolved` with the human's answer; its parked task then resumes
  * with the answer recorded as a step the planner sees (`cleared` true, the default), or
- * fails with `escalation_not_cleared` (`cleared` false), in the same transaction. An
+ * fails with `escalation_not_cleared` (`cleared` false) or `confirmation_declined` (a
+ * confirm answered false), in the same transaction. The answer must match the
+ * escalation's answer_schema (400 `invalid_request`, `param: "answer"`, nothing changed);
+ * a credentials answer is sealed for the task's run, never stored in clear. An
  * escalation that is no longer pending (resolved, expired, canceled) is left as it is:
  * `applied: false` with its status.
  */
@@ -109,7 +112,8 @@ export async function resolveEscalation(
       .set({
         status: 'resolved',
         answer: credentials !== null ? null : (body.answer ?? null),
-        sealedAnswer: credentials === null || !cleared ? null : await sealCredentials(deps.db, row!.taskId, credentials),
+        // Only for a task that will run again to type it; otherwise the value is simply not kept.
+        sealedAnswer: credentials === null || !cleared || task?.status !== 'needs_human' ? null : await sealCredentials(deps.db, row!.taskId, credentials),
         cleared,
         resolvedBy: body.resolved_by ?? body.source ?? DEFAULT_RESOLVED_BY,
         resolvedAt: dbNow(),
