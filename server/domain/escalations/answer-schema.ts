@@ -25,11 +25,6 @@ export type JsonSchemaObject = { [keyword: string]: unknown };
 export const FREE_TEXT_MAX_CHARS = 20_000;
 /** Longest value of one credentials field, in characters. */
 export const CREDENTIAL_MAX_CHARS = 1_000;
-/** Limits on what the agent may ask (checked where escalations are opened). */
-export const MAX_OPTIONS = 20;
-export const OPTION_MAX_CHARS = 200;
-export const MAX_FIELDS = 10;
-export const FIELD_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * Kinds whose answer is free text and may be left out: resolving with no answer means
