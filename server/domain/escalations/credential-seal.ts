@@ -47,15 +47,17 @@ function unseal(secret: Buffer, taskId: string, sealed: string): Credentials {
 
 /** Takes every credentials answer waiting for the task out of the database, into the caller's memory. */
 export async function takeCredentials(db: Db, taskId: string): Promise<Credentials> {
+  const waiting = and(eq(escalations.taskId, taskId), isNotNull(escalations.sealedAnswer));
+  // Almost every run has none: one indexed read then, instead of a locking transaction.
+  const [any] = await db.select({ id: escalations.id }).from(escalations).where(waiting).limit(1);
+  if (any === undefined) return {};
   const sealedRows = await db.transaction(async (tx) => {
     const rows = await tx
       .select({ id: escalations.id, sealed: escalations.sealedAnswer })
       .from(escalations)
-      .where(and(eq(escalations.taskId, taskId), isNotNull(escalations.sealedAnswer)))
+      .where(waiting)
       .for('update');
-    if (rows.length > 0) {
-      await tx.update(escalations).set({ sealedAnswer: null }).where(and(eq(escalations.taskId, taskId), isNotNull(escalations.sealedAnswer)));
-    }
+    if (rows.length > 0) await tx.update(escalations).set({ sealedAnswer: null }).where(waiting);
     return rows;
   });
   if (sealedRows.length === 0) return {};
