@@ -17,7 +17,8 @@ import { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } fro
 // the task; unanswered ones expire. Real server, PostgreSQL, Chromium and receiver.
 
 const PUBLIC_URL = 'https://operator.example';
-const TTL_SECS = 6;
+// Long enough that a loaded machine answers before expiry, short enough for the expiry test.
+const TTL_SECS = 12;
 
 let test: TestService;
 let tenant: TestTenant;
