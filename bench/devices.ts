@@ -14,7 +14,8 @@ import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 // plus its blank page, same Chromium and flags); then the alternative design (a device as
 // an isolated browser context inside one shared browser per organization); then the warm
 // pool: creates that take a browser launched ahead, one at a time (c1) and ten at once
-// (c10), and what the idle warm browsers cost in memory.
+// (c10), and what the idle warm browsers cost in memory; then a sleeping device's wake
+// against a bare launch on its own profile.
 const COUNTS = [1, 5, 10];
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -23,6 +24,7 @@ const FLAGS = CHROMIUM_FLAGS;
 /** Warm browsers kept for the warm-pool run: enough for ten creates at once. */
 const WARM = 10;
 const WARM_C1_CREATES = Number(process.env.BENCH_WARM_CREATES ?? 20);
+const WAKES = Number(process.env.BENCH_WAKES ?? 10);
 
 interface Memory {
   /** Sum of VmRSS over the process trees (shared pages counted once per process). */
@@ -363,10 +365,82 @@ async function benchWarmPool(): Promise<WarmFigures> {
   }
 }
 
+interface WakeFigures {
+  wakes: number;
+  /** POST /v1/devices/{id}/wake of a sleeping device, on its own profile. */
+  wakeP50Ms: number;
+  wakeP95Ms: number;
+  /** A bare launch (uid claim, profile handed over, Chromium started) on that same profile. */
+  bareLaunchOnProfileP50Ms: number;
+  bareLaunchOnProfileP95Ms: number;
+}
+
+/**
+ * Wake against a bare launch on the device's own profile, alternating: the device sleeps,
+ * then either wakes through the API or a bare Chromium starts on its profile (and closes).
+ * The profile is one a device has used: a page was loaded, cookies written.
+ */
+async function benchWake(): Promise<WakeFigures> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-wake-'));
+  const service = await startServiceProcess({ OPERATOR_DATA_DIR: dataDir, CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '4', OPERATOR_RATE_LIMIT_PER_SEC: '1000', OPERATOR_RATE_LIMIT_BURST: '1000' });
+  const wakes: number[] = [];
+  const bare: number[] = [];
+  try {
+    const database = connectDatabase(service.database.url, 2);
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
+    const { key } = await createApiKey(database.db, { orgId, scopes: ['operator:devices:write'], spaceIds: [], env: 'test' });
+    await database.close();
+    const call = async (method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${service.url}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const parsed = (await response.json()) as { id: string };
+      if (response.status >= 300) throw new Error(`${method} ${route} answered ${response.status}`);
+      return parsed;
+    };
+    const device = await call('POST', '/v1/devices', { space_id: spaceId });
+    const profileDir = path.join(dataDir, 'profiles', device.id.slice('dev_'.length));
+    for (let round = -1; round < WAKES; round += 1) {
+      await call('POST', `/v1/devices/${device.id}/sleep`);
+      await settle();
+      let started = performance.now();
+      await call('POST', `/v1/devices/${device.id}/wake`);
+      if (round >= 0) wakes.push(performance.now() - started);
+      await call('POST', `/v1/devices/${device.id}/sleep`);
+      await settle();
+      started = performance.now();
+      const browser = await launchBare(profileDir);
+      if (round >= 0) bare.push(performance.now() - started);
+      await browser.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await call('POST', `/v1/devices/${device.id}/wake`);
+    }
+  } finally {
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  }
+  const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+  return {
+    wakes: wakes.length,
+    wakeP50Ms: Math.round(percentile(sorted(wakes), 50)),
+    wakeP95Ms: Math.round(percentile(sorted(wakes), 95)),
+    bareLaunchOnProfileP50Ms: Math.round(percentile(sorted(bare), 50)),
+    bareLaunchOnProfileP95Ms: Math.round(percentile(sorted(bare), 95)),
+  };
+}
+
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'wake') {
+    console.log(JSON.stringify({ machine: machineDescription(), wake: await benchWake() }, null, 2));
+    return;
+  }
   const { service, bare } = await benchServiceAndFloor();
   const contexts = await benchSharedContexts();
   const warmPool = await benchWarmPool();
+  const wake = await benchWake();
   const coldC1P50 = service[0]!.createP50Ms;
   const ratios = service.map((row, index) => ({
     count: row.count,
@@ -385,6 +459,7 @@ async function main(): Promise<void> {
         sharedBrowserContexts: contexts,
         ratiosToFloor: ratios,
         warmPool,
+        wake,
         warmGoalsMet: {
           c1P50AtMost40Ms: warmPool.c1.p50Ms <= 40,
           c1P95AtMost100Ms: warmPool.c1.p95Ms <= 100,

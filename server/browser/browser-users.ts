@@ -6,6 +6,7 @@
 // A uid is claimed for as long as one browser runs, with an OS lock (file-lock.ts) in a
 // machine-wide folder, so service instances on one machine never share a uid and a
 // crashed instance's claims end with it.
+import { randomInt } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tryLockFile, type FileLock } from '../os/file-lock.js';
@@ -69,10 +70,19 @@ export class BrowserUsers {
     }
   }
 
-  /** A uid no other browser on this machine runs as, until released. */
+  /**
+   * A uid no other browser on this machine runs as, until released. The search starts
+   * at a random uid of the range: each try of a uid another service holds costs a
+   * flock(1) process, and services on one machine that all started from the first uid
+   * would try every uid the others hold before finding a free one (measured: 160 ms to
+   * 2 s of a wake with 31 uids held by other services on a busy machine).
+   */
   async claim(): Promise<BrowserUserClaim> {
     await mkdir(CLAIMS_DIR, { recursive: true, mode: 0o700 });
-    for (let uid = this.range.firstUid; uid <= this.range.lastUid; uid += 1) {
+    const size = this.range.lastUid - this.range.firstUid + 1;
+    const start = randomInt(size);
+    for (let index = 0; index < size; index += 1) {
+      const uid = this.range.firstUid + ((start + index) % size);
       if (this.held.has(uid)) continue;
       const lock = await tryLockFile(path.join(CLAIMS_DIR, String(uid)));
       if (lock === null) continue;
