@@ -43,6 +43,12 @@ interface Slot {
   handle: Promise<BrowserHandle>;
   /** Set once the launch succeeded. */
   ready?: BrowserHandle;
+  /**
+   * A warm browser taken for a device whose row is not committed yet: not listed as
+   * running until the create asks for it with launch(), so the sweep of browsers without
+   * a device does not close it meanwhile.
+   */
+  awaitingDevice?: boolean;
 }
 
 /** Retry-After of a full pool when none is configured: roughly how long a slot takes to free up. */
@@ -95,7 +101,9 @@ export class BrowserPool {
    * Hands a warm browser to a new device of `orgId`: returns the id the device must be
    * created with (its profile's name), or null when none is ready, and the create
    * launches as usual. From here the browser is that device's slot, exactly as if
-   * launch() had started it; a replacement starts in the background.
+   * launch() had started it; a replacement starts in the background. The caller
+   * launch()es it once the device's row is committed (until then it is not listed among
+   * the running devices), or destroy()s it when the create fails.
    */
   takeWarm(orgId: string): string | null {
     const taken = this.warm?.take() ?? null;
@@ -108,7 +116,7 @@ export class BrowserPool {
         throw error;
       },
     );
-    const slot: Slot = { orgId, handle: handedOver };
+    const slot: Slot = { orgId, handle: handedOver, awaitingDevice: true };
     this.slots.set(id, slot);
     this.watch(id, slot);
     this.warm!.fill();
@@ -140,6 +148,7 @@ export class BrowserPool {
     const existing = this.slots.get(deviceId);
     if (existing) {
       if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
+      existing.awaitingDevice = false;
       return existing.handle;
     }
     // A device whose previous browser is still closing reuses that browser's slot.
@@ -178,7 +187,7 @@ export class BrowserPool {
 
   /** Devices whose browser has finished starting and still runs here. */
   runningDeviceIds(): string[] {
-    return [...this.slots].filter(([, slot]) => slot.ready !== undefined).map(([deviceId]) => deviceId);
+    return [...this.slots].filter(([, slot]) => slot.ready !== undefined && slot.awaitingDevice !== true).map(([deviceId]) => deviceId);
   }
 
   /** The device's running browser; undefined when it is not running or still starting. */

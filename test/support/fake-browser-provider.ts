@@ -1,5 +1,5 @@
 import { FakePageDriver } from './fake-page-driver';
-import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver } from '../../server/browser';
+import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
 
 export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind' | 'warm'>;
 
@@ -17,7 +17,7 @@ export interface ProviderCall {
 export class FakeBrowserProvider implements BrowserProvider {
   readonly kind = 'local';
   /** Warm browsers are the local provider's; their tests use real Chromium. */
-  readonly warm = null;
+  readonly warm: WarmLauncher | null = null;
   readonly calls: ProviderCall[] = [];
   /** What isReachable() answers. */
   reachable = true;
