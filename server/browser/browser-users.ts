@@ -71,18 +71,22 @@ export class BrowserUsers {
   }
 
   /**
-   * A uid no other browser on this machine runs as, until released. The search starts
+   * A uid no other browser on this machine runs as, until released: `preferredUid` when
+   * it is free (the uid a profile was last handed to), otherwise the search starts
    * at a random uid of the range: each try of a uid another service holds costs a
    * flock(1) process, and services on one machine that all started from the first uid
    * would try every uid the others hold before finding a free one (measured: 160 ms to
    * 2 s of a wake with 31 uids held by other services on a busy machine).
    */
-  async claim(): Promise<BrowserUserClaim> {
+  async claim(preferredUid: number | null = null): Promise<BrowserUserClaim> {
     await mkdir(CLAIMS_DIR, { recursive: true, mode: 0o700 });
     const size = this.range.lastUid - this.range.firstUid + 1;
     const start = randomInt(size);
-    for (let index = 0; index < size; index += 1) {
-      const uid = this.range.firstUid + ((start + index) % size);
+    const inRange = preferredUid !== null && preferredUid >= this.range.firstUid && preferredUid <= this.range.lastUid;
+    // The preferred uid first (a profile already owned by it needs no handing over), then the range.
+    const range = Array.from({ length: size }, (_, index) => this.range.firstUid + ((start + index) % size));
+    const candidates = inRange ? [preferredUid, ...range.filter((uid) => uid !== preferredUid)] : range;
+    for (const uid of candidates) {
       if (this.held.has(uid)) continue;
       const lock = await tryLockFile(path.join(CLAIMS_DIR, String(uid)));
       if (lock === null) continue;

@@ -14,7 +14,7 @@ import {
   writePidFile,
 } from './chromium-process.js';
 import { egressFlags } from './egress-flags.js';
-import { handProfileTo, prepareProfilesRoot, takeProfileBack } from './profile-access.js';
+import { forgetProfileOwner, handProfileTo, prepareProfilesRoot, profileOwner, takeProfileBack } from './profile-access.js';
 import { profileIn } from './profile-directory.js';
 import {
   BrowserLaunchError,
@@ -120,7 +120,8 @@ export class LocalBrowserProvider implements BrowserProvider {
     await mkdir(profileDir, { recursive: true, mode: 0o700 });
     await reclaimProfile(profileDir);
 
-    const claim = setup.users === null ? null : await setup.users.claim();
+    // The uid the profile already belongs to, when free: no walk of its tree (profile-access.ts).
+    const claim = setup.users === null ? null : await setup.users.claim(await profileOwner(profileDir));
     let browser: Browser;
     try {
       await handProfileTo(profileDir, claim?.user ?? null);
@@ -185,7 +186,9 @@ export class LocalBrowserProvider implements BrowserProvider {
   async destroyProfile(deviceId: string): Promise<void> {
     const setup = await this.ready();
     await this.retiring.get(deviceId);
-    await rm(profileIn(setup.profilesRoot, deviceId), { recursive: true, force: true });
+    const profileDir = profileIn(setup.profilesRoot, deviceId);
+    await rm(profileDir, { recursive: true, force: true });
+    await forgetProfileOwner(profileDir);
     await unmarkWarmProfile(setup.profilesRoot, deviceId);
   }
 
