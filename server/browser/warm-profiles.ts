@@ -5,6 +5,7 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { reclaimProfile } from './chromium-process.js';
+import { forgetProfileOwner } from './profile-access.js';
 import { profileIn } from './profile-directory.js';
 
 /** Starts with a dot: no device id (profile-directory.ts) can name it. */
@@ -41,6 +42,7 @@ export async function removeWarmLeftovers(profilesRoot: string): Promise<string[
     if (profileDir !== null) {
       await reclaimProfile(profileDir).catch(() => undefined); // absent when the crash came before its mkdir
       await rm(profileDir, { recursive: true, force: true });
+      await forgetProfileOwner(profileDir);
       removed.push(profileId);
     }
     await rm(path.join(markersDir, profileId), { force: true });

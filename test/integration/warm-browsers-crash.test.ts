@@ -85,6 +85,7 @@ it('after a SIGKILLed server, a start kills its warm browsers and removes their 
   for (const { id, pid } of left) {
     expect(await isRunning(pid!)).toBe(false);
     expect(existsSync(path.join(profilesRoot(), id))).toBe(false);
+    expect(existsSync(path.join(profilesRoot(), '.owners', id))).toBe(false);
   }
   const fresh = await waitFor('two new warm browsers', async () => {
     const warm = await warmBrowsers();
