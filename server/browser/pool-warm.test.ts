@@ -38,7 +38,9 @@ it('counts warm browsers against capacity, hands one to a create, and lists it o
   expect(provider.handedOver).toEqual([id]);
   // The row is not committed yet: the sweep of strays must not see it.
   expect(pool.runningDeviceIds()).toEqual([]);
-  // Refilled within the room left: one device and two warm browsers.
+  // Refilled a moment later, within the room left: one device and two warm browsers.
+  expect(pool.warmReady).toBe(1);
+  await new Promise((resolve) => setTimeout(resolve, 300));
   expect(pool.size).toBe(3);
   expect(pool.warmReady).toBe(2);
 

@@ -119,7 +119,7 @@ export class BrowserPool {
     const slot: Slot = { orgId, handle: handedOver, awaitingDevice: true };
     this.slots.set(id, slot);
     this.watch(id, slot);
-    this.warm!.fill();
+    this.warm!.fillSoon();
     return id;
   }
 

@@ -8,6 +8,8 @@ export interface WarmBrowsersOptions {
   room: () => number;
   /** After a launch failed, the pause before the next one, so a broken Chromium is not relaunched in a loop. */
   retryAfterFailureMs?: number;
+  /** The pause between a take and its refill; REFILL_AFTER_TAKE_MS unless set. */
+  refillAfterTakeMs?: number;
   /** A warm launch failed (logged by the caller; the pool simply has one fewer). */
   onLaunchFailed?: (error: unknown) => void;
 }
@@ -20,6 +22,12 @@ interface WarmBrowser {
 }
 
 const RETRY_AFTER_FAILURE_MS = 5_000;
+/**
+ * How long a refill after a take waits: a Chromium launch takes both cores of a small
+ * machine for a few hundred milliseconds, and the create that took the browser still has
+ * its transactions to finish (and a burst of creates, their takes) before it answers.
+ */
+const REFILL_AFTER_TAKE_MS = 250;
 
 /**
  * Browsers launched ahead of device creates, each on a fresh profile whose name is the
@@ -33,6 +41,7 @@ export class WarmBrowsers {
   private readonly browsers = new Map<string, WarmBrowser>();
   private pausedUntil = 0;
   private retryTimer: NodeJS.Timeout | null = null;
+  private refillTimer: NodeJS.Timeout | null = null;
   private started = false;
   private stopped = false;
   /** Closes and profile removals in progress; shutdown waits for them. */
@@ -64,7 +73,7 @@ export class WarmBrowsers {
   /**
    * A launched warm browser, no longer warm: its profile id is the id the new device
    * must get. null when none is ready (the caller launches as without a pool). The
-   * caller counts it as its own, then calls fill() to replace it.
+   * caller counts it as its own, then calls fillSoon() to replace it.
    */
   take(): { id: string; handle: BrowserHandle } | null {
     for (const browser of this.browsers.values()) {
@@ -86,6 +95,16 @@ export class WarmBrowsers {
     return this.retire(newest);
   }
 
+  /** fill(), a moment after a take (REFILL_AFTER_TAKE_MS); several takes meanwhile make one refill. */
+  fillSoon(): void {
+    if (this.refillTimer !== null) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = null;
+      this.fill();
+    }, this.options.refillAfterTakeMs ?? REFILL_AFTER_TAKE_MS);
+    this.refillTimer.unref();
+  }
+
   /** Launches warm browsers until there are `target`, or no room is left. */
   fill(): void {
     if (!this.started || this.stopped || Date.now() < this.pausedUntil) return;
@@ -96,6 +115,7 @@ export class WarmBrowsers {
   async shutdown(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    if (this.refillTimer !== null) clearTimeout(this.refillTimer);
     const all = [...this.browsers.values()];
     this.browsers.clear();
     await Promise.all(all.map((browser) => this.retire(browser)));
@@ -134,6 +154,7 @@ export class WarmBrowsers {
     if (this.retryTimer !== null) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
+      this.pausedUntil = 0; // a timer may fire a little before the clock reaches its due time
       this.fill();
     }, retryMs);
     this.retryTimer.unref();
