@@ -28,7 +28,8 @@ export type CreateDeviceBody = z.infer<typeof CreateDeviceBodySchema>;
  * quotas (under a per-organization lock, so concurrent creates cannot overshoot), then
  * the browser is provisioned. The row is committed as `creating` before the launch so
  * the quota lock is not held for the second a browser takes to start; a failed launch
- * removes the row again, leaving no trace but the error.
+ * removes the row again, leaving no trace but the error. With a warm browser ready
+ * (server/browser/warm-browsers.ts) the launch is a hand-over of a running browser.
  */
 export async function createDevice(
   deps: DeviceDeps,
@@ -47,7 +48,8 @@ export async function createDevice(
     const spaceId = await resolveCreateSpace(deps, principal, body.space_id);
 
     // A warm browser, when one is ready, is taken once the quotas allow the device; its
-    // profile's name is the new device's id. Given back to no one if the insert fails.
+    // profile's name is the new device's id. If the transaction fails it is closed and its
+    // profile removed: it never goes back to the pool.
     let warmId: string | null = null;
     let creating: DeviceRow;
     try {
