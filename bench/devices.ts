@@ -12,12 +12,19 @@ import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 // service in its own process) and resident memory per active device at 1, 5 and 10
 // devices; in the same run, in alternating rounds, the floor (a bare puppeteer-core launch
 // plus its blank page, same Chromium and flags); then the alternative design (a device as
-// an isolated browser context inside one shared browser per organization).
+// an isolated browser context inside one shared browser per organization); then the warm
+// pool: creates that take a browser launched ahead, one at a time (c1) and ten at once
+// (c10), and what the idle warm browsers cost in memory; then a sleeping device's wake
+// against a bare launch on its own profile.
 const COUNTS = [1, 5, 10];
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The local provider's own flags, uid and sandbox, for a fair floor. */
 const FLAGS = CHROMIUM_FLAGS;
+/** Warm browsers kept for the warm-pool run: enough for ten creates at once. */
+const WARM = 10;
+const WARM_C1_CREATES = Number(process.env.BENCH_WARM_CREATES ?? 20);
+const WAKES = Number(process.env.BENCH_WAKES ?? 10);
 
 interface Memory {
   /** Sum of VmRSS over the process trees (shared pages counted once per process). */
@@ -250,9 +257,191 @@ async function benchSharedContexts(): Promise<{ browserLaunchMs: number; figures
   return { browserLaunchMs, figures: results };
 }
 
+interface WarmFigures {
+  warmBrowsers: number;
+  c1: { creates: number; p50Ms: number; p95Ms: number };
+  c10: { rounds: number; p50Ms: number; p95Ms: number };
+  /** Resident memory of the idle warm browsers, per browser and for the default of 2. */
+  idleRssPerWarmBrowserMiB: number;
+  idlePssPerWarmBrowserMiB: number;
+  idlePssDefaultPoolMiB: number;
+}
+
+/** The profile ids of warm browsers that have launched (marker and pid file present). */
+async function launchedWarm(profilesRoot: string): Promise<number[]> {
+  let ids: string[];
+  try {
+    ids = await readdir(path.join(profilesRoot, '.warm'));
+  } catch {
+    return [];
+  }
+  const pids = await Promise.all(ids.map((id) => readFile(path.join(profilesRoot, id, 'chromium.pid'), 'utf8').then((text) => Number(text.trim()), () => null)));
+  return pids.filter((pid): pid is number => pid !== null);
+}
+
+/** Until all WARM browsers have launched, then a moment for their start-up CPU to end. */
+async function untilWarm(profilesRoot: string): Promise<number[]> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const pids = await launchedWarm(profilesRoot);
+    if (pids.length === WARM) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return pids;
+    }
+    if (Date.now() > deadline) throw new Error(`only ${pids.length} of ${WARM} warm browsers launched`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * The warm pool: the real service with WARM browsers kept launched. c1: one create at a
+ * time, each once the pool is full again; c10: ten creates at once on a full pool. The
+ * devices are deleted after each measurement.
+ */
+async function benchWarmPool(): Promise<WarmFigures> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-warm-'));
+  const profilesRoot = path.join(dataDir, 'profiles');
+  const service = await startServiceProcess({
+    OPERATOR_DATA_DIR: dataDir,
+    CHROMIUM_PATH,
+    OPERATOR_MAX_BROWSERS: String(WARM + 10),
+    OPERATOR_WARM_BROWSERS: String(WARM),
+    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+    OPERATOR_RATE_LIMIT_BURST: '1000',
+  });
+  try {
+    const database = connectDatabase(service.database.url, 2);
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
+    const { key } = await createApiKey(database.db, { orgId, scopes: ['operator:devices:write'], spaceIds: [], env: 'test' });
+    await database.close();
+    const call = (method: string, route: string, body?: unknown) =>
+      fetch(`${service.url}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { id: string } }));
+    const create = async (): Promise<{ id: string; ms: number }> => {
+      const started = performance.now();
+      const created = await call('POST', '/v1/devices', { space_id: spaceId });
+      const ms = performance.now() - started;
+      if (created.status !== 201) throw new Error(`create answered ${created.status}`);
+      return { id: created.body.id, ms };
+    };
+
+    const idlePids = await untilWarm(profilesRoot);
+    await settle();
+    const idle = await groupMemory(idlePids);
+    // One create first: the service's first request pays for its JIT.
+    await call('DELETE', `/v1/devices/${(await create()).id}`);
+
+    const c1: number[] = [];
+    for (let i = 0; i < WARM_C1_CREATES; i += 1) {
+      await untilWarm(profilesRoot);
+      const device = await create();
+      c1.push(device.ms);
+      await call('DELETE', `/v1/devices/${device.id}`);
+    }
+    const c10: number[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      await untilWarm(profilesRoot);
+      const devices = await Promise.all(Array.from({ length: 10 }, () => create()));
+      c10.push(...devices.map((device) => device.ms));
+      for (const device of devices) await call('DELETE', `/v1/devices/${device.id}`);
+    }
+    const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+    const pssPerBrowser = idle.pssMiB / WARM;
+    return {
+      warmBrowsers: WARM,
+      c1: { creates: c1.length, p50Ms: Math.round(percentile(sorted(c1), 50)), p95Ms: Math.round(percentile(sorted(c1), 95)) },
+      c10: { rounds: ROUNDS, p50Ms: Math.round(percentile(sorted(c10), 50)), p95Ms: Math.round(percentile(sorted(c10), 95)) },
+      idleRssPerWarmBrowserMiB: Math.round(idle.rssMiB / WARM),
+      idlePssPerWarmBrowserMiB: Math.round(pssPerBrowser),
+      idlePssDefaultPoolMiB: Math.round(2 * pssPerBrowser),
+    };
+  } finally {
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface WakeFigures {
+  wakes: number;
+  /** POST /v1/devices/{id}/wake of a sleeping device, on its own profile. */
+  wakeP50Ms: number;
+  wakeP95Ms: number;
+  /** A bare launch (uid claim, profile handed over, Chromium started) on that same profile. */
+  bareLaunchOnProfileP50Ms: number;
+  bareLaunchOnProfileP95Ms: number;
+}
+
+/**
+ * Wake against a bare launch on the device's own profile, alternating: the device sleeps,
+ * then either wakes through the API or a bare Chromium starts on its profile (and closes).
+ * The profile is one a device has used: a page was loaded, cookies written.
+ */
+async function benchWake(): Promise<WakeFigures> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-wake-'));
+  const service = await startServiceProcess({ OPERATOR_DATA_DIR: dataDir, CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '4', OPERATOR_RATE_LIMIT_PER_SEC: '1000', OPERATOR_RATE_LIMIT_BURST: '1000' });
+  const wakes: number[] = [];
+  const bare: number[] = [];
+  try {
+    const database = connectDatabase(service.database.url, 2);
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
+    const { key } = await createApiKey(database.db, { orgId, scopes: ['operator:devices:write'], spaceIds: [], env: 'test' });
+    await database.close();
+    const call = async (method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${service.url}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const parsed = (await response.json()) as { id: string };
+      if (response.status >= 300) throw new Error(`${method} ${route} answered ${response.status}`);
+      return parsed;
+    };
+    const device = await call('POST', '/v1/devices', { space_id: spaceId });
+    const profileDir = path.join(dataDir, 'profiles', device.id.slice('dev_'.length));
+    for (let round = -1; round < WAKES; round += 1) {
+      await call('POST', `/v1/devices/${device.id}/sleep`);
+      await settle();
+      let started = performance.now();
+      await call('POST', `/v1/devices/${device.id}/wake`);
+      if (round >= 0) wakes.push(performance.now() - started);
+      await call('POST', `/v1/devices/${device.id}/sleep`);
+      await settle();
+      started = performance.now();
+      const browser = await launchBare(profileDir);
+      if (round >= 0) bare.push(performance.now() - started);
+      await browser.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await call('POST', `/v1/devices/${device.id}/wake`);
+    }
+  } finally {
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  }
+  const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+  return {
+    wakes: wakes.length,
+    wakeP50Ms: Math.round(percentile(sorted(wakes), 50)),
+    wakeP95Ms: Math.round(percentile(sorted(wakes), 95)),
+    bareLaunchOnProfileP50Ms: Math.round(percentile(sorted(bare), 50)),
+    bareLaunchOnProfileP95Ms: Math.round(percentile(sorted(bare), 95)),
+  };
+}
+
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'wake') {
+    console.log(JSON.stringify({ machine: machineDescription(), wake: await benchWake() }, null, 2));
+    return;
+  }
   const { service, bare } = await benchServiceAndFloor();
   const contexts = await benchSharedContexts();
+  const warmPool = await benchWarmPool();
+  const wake = await benchWake();
+  const coldC1P50 = service[0]!.createP50Ms;
   const ratios = service.map((row, index) => ({
     count: row.count,
     createP50Ratio: Number((row.createP50Ms / bare[index]!.createP50Ms).toFixed(2)),
@@ -269,6 +458,13 @@ async function main(): Promise<void> {
         bareLaunchFloor: bare,
         sharedBrowserContexts: contexts,
         ratiosToFloor: ratios,
+        warmPool,
+        wake,
+        warmGoalsMet: {
+          c1P50AtMost40Ms: warmPool.c1.p50Ms <= 40,
+          c1P95AtMost100Ms: warmPool.c1.p95Ms <= 100,
+          c10P50AtMostColdC1P50: warmPool.c10.p50Ms <= coldC1P50,
+        },
         goals: { createP50RatioAtMost: 1.3, memoryRatioAtMost: 1.1 },
       },
       null,

@@ -110,7 +110,11 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     log,
     instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
     hostId: await loadHostId(config.dataDir),
-    browserPool: new BrowserPool(browserProvider, { maxBrowsers: config.browser.maxBrowsers }),
+    browserPool: new BrowserPool(browserProvider, {
+      maxBrowsers: config.browser.maxBrowsers,
+      warmBrowsers: config.browser.warmBrowsers,
+      onWarmLaunchFailed: (error) => log.error({ err: error }, 'a warm browser failed to start'),
+    }),
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
@@ -131,6 +135,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     lostDeviceWrites.add(write);
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
+  // After the devices this host brings back: they have the first claim on its capacity.
+  services.browserPool.startWarmBrowsers();
 
   const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
@@ -146,7 +152,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     db: database.db,
     pool: { applicationName: database.applicationName, size: config.db.poolSize },
     hostId: services.hostId,
-    browsers: () => ({ inUse: services.browserPool.size, capacity: services.browserPool.capacity }),
+    browsers: () => ({ inUse: services.browserPool.size, capacity: services.browserPool.capacity, warm: services.browserPool.warmReady }),
     liveViewSockets: () => gateway.socketCount,
   });
   const readiness = async (): Promise<Readiness> => {

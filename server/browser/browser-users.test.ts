@@ -31,8 +31,9 @@ describe('browser users', () => {
    */
   const holdUid = (uid: number) => spawn('flock', ['--nonblock', `/run/browser-device-operator/browser-uids/${uid}`, 'sleep', '30'], { stdio: 'ignore', detached: true });
 
-  // A corner of the default range that the services other tests start do not reach.
-  const testRange = { firstUid: 60990, lastUid: 60992, gid: 60600 };
+  // Outside the default range (60601-60999), which the services other tests start claim
+  // from at random.
+  const testRange = { firstUid: 61000, lastUid: 61002, gid: 60600 };
 
   it.skipIf(process.getuid?.() !== 0)('hands each claim its own uid, skips uids other processes hold, and kills what a uid left running', async () => {
     // Another process (as another service instance would) holds the range's first uid.
@@ -44,7 +45,7 @@ describe('browser users', () => {
       await expect.poll(firstUidHeld).toBe(true);
       const first = await users.claim();
       const second = await users.claim();
-      expect([first.user.uid, second.user.uid]).toEqual([testRange.firstUid + 1, testRange.firstUid + 2]);
+      expect([first.user.uid, second.user.uid].sort()).toEqual([testRange.firstUid + 1, testRange.firstUid + 2]);
       await expect(users.claim()).rejects.toThrow(/every browser uid .* is in use/);
 
       // A process that left the browser's process group still runs under its uid.

@@ -6,6 +6,7 @@
 // A uid is claimed for as long as one browser runs, with an OS lock (file-lock.ts) in a
 // machine-wide folder, so service instances on one machine never share a uid and a
 // crashed instance's claims end with it.
+import { randomInt } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tryLockFile, type FileLock } from '../os/file-lock.js';
@@ -69,10 +70,23 @@ export class BrowserUsers {
     }
   }
 
-  /** A uid no other browser on this machine runs as, until released. */
-  async claim(): Promise<BrowserUserClaim> {
+  /**
+   * A uid no other browser on this machine runs as, until released: `preferredUid` when
+   * it is free (the uid a profile was last handed to), otherwise the search starts
+   * at a random uid of the range: each try of a uid another service holds costs a
+   * flock(1) process, and services on one machine that all started from the first uid
+   * would try every uid the others hold before finding a free one (measured: 160 ms to
+   * 2 s of a wake with 31 uids held by other services on a busy machine).
+   */
+  async claim(preferredUid: number | null = null): Promise<BrowserUserClaim> {
     await mkdir(CLAIMS_DIR, { recursive: true, mode: 0o700 });
-    for (let uid = this.range.firstUid; uid <= this.range.lastUid; uid += 1) {
+    const size = this.range.lastUid - this.range.firstUid + 1;
+    const start = randomInt(size);
+    const inRange = preferredUid !== null && preferredUid >= this.range.firstUid && preferredUid <= this.range.lastUid;
+    // The preferred uid first (a profile already owned by it needs no handing over), then the range.
+    const range = Array.from({ length: size }, (_, index) => this.range.firstUid + ((start + index) % size));
+    const candidates = inRange ? [preferredUid, ...range.filter((uid) => uid !== preferredUid)] : range;
+    for (const uid of candidates) {
       if (this.held.has(uid)) continue;
       const lock = await tryLockFile(path.join(CLAIMS_DIR, String(uid)));
       if (lock === null) continue;

@@ -53,6 +53,11 @@ const VIEWPORT = { width: 1280, height: 800 };
  */
 export class BrowserlessProvider implements BrowserProvider {
   readonly kind = 'browserless' as const;
+  /**
+   * No warm browsers: a browserless connection is a new browser of the remote pool,
+   * started when it connects, so there is nothing this host could launch ahead.
+   */
+  readonly warm = null;
   private readonly running = new Set<BrowserHandle>();
   private readonly retryAfterSeconds: number;
 

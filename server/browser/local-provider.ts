@@ -14,9 +14,17 @@ import {
   writePidFile,
 } from './chromium-process.js';
 import { egressFlags } from './egress-flags.js';
-import { handProfileTo, prepareProfilesRoot, takeProfileBack } from './profile-access.js';
+import { forgetProfileOwner, handProfileTo, prepareProfilesRoot, profileOwner, takeProfileBack } from './profile-access.js';
 import { profileIn } from './profile-directory.js';
-import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type EgressGate, type LaunchRequest } from './types.js';
+import {
+  BrowserLaunchError,
+  type BrowserHandle,
+  type BrowserProvider,
+  type EgressGate,
+  type LaunchRequest,
+  type WarmLauncher,
+} from './types.js';
+import { markWarmProfile, removeWarmLeftovers, unmarkWarmProfile } from './warm-profiles.js';
 
 export interface LocalBrowserProviderOptions {
   /** Chromium executable; null looks for chromium, chromium-browser, google-chrome on PATH. */
@@ -82,6 +90,16 @@ export class LocalBrowserProvider implements BrowserProvider {
   /** Per device, the cleanup of its last browser; a launch on the profile waits for it. */
   private readonly retiring = new Map<string, Promise<void>>();
 
+  /**
+   * Warm browsers start exactly like a device's (own uid, sandbox, egress proxy), on a
+   * profile marked warm until a device takes it (warm-profiles.ts).
+   */
+  readonly warm: WarmLauncher = {
+    launch: (profileId) => this.launchWarm(profileId),
+    handOver: async (profileId) => unmarkWarmProfile((await this.ready()).profilesRoot, profileId),
+    discard: (profileId) => this.destroyProfile(profileId),
+  };
+
   constructor(private readonly options: LocalBrowserProviderOptions) {}
 
   /** Finds Chromium, prepares the profiles and decides the sandbox, once; launch() does it if start() was not called. */
@@ -91,13 +109,19 @@ export class LocalBrowserProvider implements BrowserProvider {
   }
 
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
+    return this.launchOn(request.deviceId);
+  }
+
+  /** Chromium on the profile named `profileId`: a device's, or a warm one (a device's to be). */
+  private async launchOn(profileId: string): Promise<BrowserHandle> {
     const setup = await this.ready();
-    const profileDir = profileIn(setup.profilesRoot, request.deviceId);
-    await this.retiring.get(request.deviceId);
+    const profileDir = profileIn(setup.profilesRoot, profileId);
+    await this.retiring.get(profileId);
     await mkdir(profileDir, { recursive: true, mode: 0o700 });
     await reclaimProfile(profileDir);
 
-    const claim = setup.users === null ? null : await setup.users.claim();
+    // The uid the profile already belongs to, when free: no walk of its tree (profile-access.ts).
+    const claim = setup.users === null ? null : await setup.users.claim(await profileOwner(profileDir));
     let browser: Browser;
     try {
       await handProfileTo(profileDir, claim?.user ?? null);
@@ -124,21 +148,21 @@ export class LocalBrowserProvider implements BrowserProvider {
       });
     } catch {
       await this.giveBack(profileDir, claim);
-      throw new BrowserLaunchError(`Chromium did not start for device ${request.deviceId}`, true);
+      throw new BrowserLaunchError(`Chromium did not start for device ${profileId}`, true);
     }
     const pid = browser.process()?.pid;
     if (pid === undefined) {
       await browser.close().catch(() => undefined);
       await this.giveBack(profileDir, claim);
-      throw new BrowserLaunchError(`Chromium did not start for device ${request.deviceId}`, true);
+      throw new BrowserLaunchError(`Chromium did not start for device ${profileId}`, true);
     }
     await writePidFile(profileDir, pid);
 
     let retired: Promise<void> | null = null;
     // After a close or a crash, once; the device's next launch waits for it.
-    const retire = () => (retired ??= this.track(request.deviceId, this.retire(pid, profileDir, claim)));
+    const retire = () => (retired ??= this.track(profileId, this.retire(pid, profileDir, claim)));
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
-      deviceId: request.deviceId,
+      deviceId: profileId,
       pid,
       browser,
       context: browser.defaultBrowserContext(),
@@ -162,7 +186,21 @@ export class LocalBrowserProvider implements BrowserProvider {
   async destroyProfile(deviceId: string): Promise<void> {
     const setup = await this.ready();
     await this.retiring.get(deviceId);
-    await rm(profileIn(setup.profilesRoot, deviceId), { recursive: true, force: true });
+    const profileDir = profileIn(setup.profilesRoot, deviceId);
+    await rm(profileDir, { recursive: true, force: true });
+    await forgetProfileOwner(profileDir);
+    await unmarkWarmProfile(setup.profilesRoot, deviceId);
+  }
+
+  /** Marked before anything is written, so a crash at any point leaves nothing a restart keeps. */
+  private async launchWarm(profileId: string): Promise<BrowserHandle> {
+    await markWarmProfile((await this.ready()).profilesRoot, profileId);
+    try {
+      return await this.launchOn(profileId);
+    } catch (error) {
+      await this.destroyProfile(profileId);
+      throw error;
+    }
   }
 
   async isReachable(): Promise<boolean> {
@@ -195,6 +233,9 @@ export class LocalBrowserProvider implements BrowserProvider {
       await users.reclaimAbandoned();
     }
     const profilesRoot = await prepareProfilesRoot(this.options.dataDir, users?.gid ?? null);
+    // Warm browsers of a previous process: none survives it (their uid was reclaimed
+    // above as root; otherwise the pid file names them), and their profiles go.
+    await removeWarmLeftovers(profilesRoot);
     const sandbox = decideSandbox(await sandboxAvailable(users), this.options.allowUnsandboxed);
     return { chromiumPath, users, profilesRoot, sandbox };
   }

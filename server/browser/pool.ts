@@ -1,4 +1,5 @@
 import type { BrowserHandle, BrowserProvider } from './types.js';
+import { WarmBrowsers } from './warm-browsers.js';
 
 /**
  * Every browser slot is taken, this host's (the pool's own limit) or the remote pool's
@@ -27,6 +28,13 @@ export interface BrowserPoolOptions {
   maxBrowsers: number;
   /** Hint carried by CapacityExhaustedError; roughly how long a slot takes to free up. */
   retryAfterSeconds?: number;
+  /**
+   * Browsers to keep launched ahead of creates (OPERATOR_WARM_BROWSERS), where the
+   * provider offers them (local); 0 or absent keeps none. They count against maxBrowsers.
+   */
+  warmBrowsers?: number;
+  /** A warm browser failed to launch; the pool retries a few seconds later. */
+  onWarmLaunchFailed?: (error: unknown) => void;
 }
 
 interface Slot {
@@ -35,6 +43,12 @@ interface Slot {
   handle: Promise<BrowserHandle>;
   /** Set once the launch succeeded. */
   ready?: BrowserHandle;
+  /**
+   * A warm browser taken for a device whose row is not committed yet: not listed as
+   * running until the create asks for it with launch(), so the sweep of browsers without
+   * a device does not close it meanwhile.
+   */
+  awaitingDevice?: boolean;
 }
 
 /** Retry-After of a full pool when none is configured: roughly how long a slot takes to free up. */
@@ -52,12 +66,61 @@ export class BrowserPool {
   private readonly closing = new Map<string, Promise<void>>();
   private readonly lostListeners: Array<(deviceId: string) => void> = [];
   private readonly retryAfterSeconds: number;
+  private readonly warm: WarmBrowsers | null;
 
   constructor(
     private readonly provider: BrowserProvider,
     private readonly options: BrowserPoolOptions,
   ) {
     this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+    const warmTarget = options.warmBrowsers ?? 0;
+    this.warm =
+      provider.warm === null || warmTarget === 0
+        ? null
+        : new WarmBrowsers(provider.warm, {
+            target: warmTarget,
+            room: () => this.options.maxBrowsers - this.size,
+            onLaunchFailed: options.onWarmLaunchFailed,
+          });
+  }
+
+  /**
+   * Starts keeping the warm browsers launched. Called once the devices this host must
+   * bring back after a restart have their browsers: they come first.
+   */
+  startWarmBrowsers(): void {
+    this.warm?.start();
+  }
+
+  /** Warm browsers launched and waiting for a create (for /metrics). */
+  get warmReady(): number {
+    return this.warm?.readyCount ?? 0;
+  }
+
+  /**
+   * Hands a warm browser to a new device of `orgId`: returns the id the device must be
+   * created with (its profile's name), or null when none is ready, and the create
+   * launches as usual. From here the browser is that device's slot, exactly as if
+   * launch() had started it; a replacement starts in the background. The caller
+   * launch()es it once the device's row is committed (until then it is not listed among
+   * the running devices), or destroy()s it when the create fails.
+   */
+  takeWarm(orgId: string): string | null {
+    const taken = this.warm?.take() ?? null;
+    if (taken === null) return null;
+    const { id, handle } = taken;
+    const handedOver = this.provider.warm!.handOver(id).then(
+      () => handle,
+      async (error: unknown) => {
+        await handle.close();
+        throw error;
+      },
+    );
+    const slot: Slot = { orgId, handle: handedOver, awaitingDevice: true };
+    this.slots.set(id, slot);
+    this.watch(id, slot);
+    this.warm!.fillSoon();
+    return id;
   }
 
   get capacity(): number {
@@ -68,11 +131,11 @@ export class BrowserPool {
     return this.provider.isReachable();
   }
 
-  /** Browsers running, starting or closing: what counts against maxBrowsers. */
+  /** Browsers running, starting or closing, warm ones included: what counts against maxBrowsers. */
   get size(): number {
     let closingOthers = 0;
     for (const deviceId of this.closing.keys()) if (!this.slots.has(deviceId)) closingOthers += 1;
-    return this.slots.size + closingOthers;
+    return this.slots.size + closingOthers + (this.warm?.size ?? 0);
   }
 
   /**
@@ -85,32 +148,46 @@ export class BrowserPool {
     const existing = this.slots.get(deviceId);
     if (existing) {
       if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
+      existing.awaitingDevice = false;
       return existing.handle;
     }
     // A device whose previous browser is still closing reuses that browser's slot.
     const occupied = this.size - (this.closing.has(deviceId) ? 1 : 0);
+    let room = this.closing.get(deviceId) ?? Promise.resolve();
     if (occupied >= this.options.maxBrowsers) {
-      return Promise.reject(new CapacityExhaustedError(this.retryAfterSeconds, `all ${this.options.maxBrowsers} browsers of this host are in use`));
+      // A warm browser gives way: its slot is the device's once its process is gone.
+      const evicted = this.warm?.evict() ?? null;
+      if (evicted === null) {
+        return Promise.reject(new CapacityExhaustedError(this.retryAfterSeconds, `all ${this.options.maxBrowsers} browsers of this host are in use`));
+      }
+      const previousClose = room;
+      room = Promise.all([previousClose, evicted]).then(() => undefined);
     }
-    const previousClose = this.closing.get(deviceId) ?? Promise.resolve();
     const slot: Slot = {
       orgId,
-      handle: previousClose.then(() => this.provider.launch({ deviceId, orgId })),
+      handle: room.then(() => this.provider.launch({ deviceId, orgId })),
     };
     this.slots.set(deviceId, slot);
+    this.watch(deviceId, slot);
+    return slot.handle;
+  }
+
+  /** Marks the slot ready once its browser runs, and follows its loss; drops it if it never ran. */
+  private watch(deviceId: string, slot: Slot): void {
     slot.handle.then(
       (handle) => {
         slot.ready = handle;
         handle.onDisconnected(() => this.onLost(deviceId, slot));
       },
-      () => this.dropSlot(deviceId, slot),
+      () => {
+        if (this.dropSlot(deviceId, slot)) this.warm?.fill();
+      },
     );
-    return slot.handle;
   }
 
   /** Devices whose browser has finished starting and still runs here. */
   runningDeviceIds(): string[] {
-    return [...this.slots].filter(([, slot]) => slot.ready !== undefined).map(([deviceId]) => deviceId);
+    return [...this.slots].filter(([, slot]) => slot.ready !== undefined && slot.awaitingDevice !== true).map(([deviceId]) => deviceId);
   }
 
   /** The device's running browser; undefined when it is not running or still starting. */
@@ -129,6 +206,7 @@ export class BrowserPool {
     );
     const tracked = closed.finally(() => {
       if (this.closing.get(deviceId) === tracked) this.closing.delete(deviceId);
+      this.warm?.fill(); // the slot is free again
     });
     this.closing.set(deviceId, tracked);
     return tracked;
@@ -146,6 +224,7 @@ export class BrowserPool {
   }
 
   async shutdown(): Promise<void> {
+    await this.warm?.shutdown();
     await Promise.all([...this.slots.keys()].map((deviceId) => this.close(deviceId)));
     await Promise.all(this.closing.values());
     await this.provider.shutdown();
@@ -154,6 +233,7 @@ export class BrowserPool {
   private onLost(deviceId: string, slot: Slot): void {
     if (!this.dropSlot(deviceId, slot)) return;
     for (const listener of this.lostListeners) listener(deviceId);
+    this.warm?.fill();
   }
 
   /** Removes the slot if it is still the device's current one. */

@@ -5,7 +5,7 @@
 // finds every other profile closed. As any other user, everything is that user's, 0700.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, cp, lchown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { preparePassableDirectory, SYSTEM_STATE_ROOT } from '../os/system-state-directory.js';
@@ -47,13 +47,60 @@ export async function prepareProfilesRoot(dataDir: string, browserGid: number | 
   return root;
 }
 
-/** Makes the profile (and its HOME) the browser's own before it starts. */
+/**
+ * Where the service notes, per profile, the uid its whole tree was last handed to: a
+ * folder only root may enter (no device id starts with a dot).
+ */
+const OWNERS = '.owners';
+
+/**
+ * The uid the profile's whole tree belongs to, as noted when it was last handed over;
+ * null when it never was or a hand-over did not finish. Claiming that uid again lets the
+ * next launch skip walking the tree.
+ */
+export async function profileOwner(profileDir: string): Promise<number | null> {
+  try {
+    const text = await readFile(ownerRecord(profileDir), 'utf8');
+    return /^\d+$/.test(text) ? Number(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Forgets the profile's owner, with the profile. */
+export async function forgetProfileOwner(profileDir: string): Promise<void> {
+  await rm(ownerRecord(profileDir), { force: true });
+}
+
+/**
+ * Makes the profile (and its HOME) the browser's own before it starts. A profile whose
+ * tree already belongs to `user` (profileOwner) only needs its top folder and HOME given
+ * back: since the tree was handed over, only that uid and root wrote inside it, and
+ * takeProfileBack closed only the top folder. Any other profile is walked: `chown -R`,
+ * one process and a few to a few hundred milliseconds with the profile's size.
+ */
 export async function handProfileTo(profileDir: string, user: BrowserUser | null): Promise<void> {
   await mkdir(path.join(profileDir, BROWSER_HOME), { recursive: true, mode: 0o700 });
-  // coreutils' chown -R walks with directory descriptors and never follows a link, so
-  // nothing a browser left in its profile can redirect it elsewhere.
-  if (user !== null) await promisify(execFile)('chown', ['-R', '--no-dereference', `${user.uid}:${user.gid}`, profileDir]);
+  if (user !== null) {
+    if ((await profileOwner(profileDir)) === user.uid) {
+      // lchown: never through a link the browser may have put in HOME's place.
+      await lchown(path.join(profileDir, BROWSER_HOME), user.uid, user.gid);
+      await chown(profileDir, user.uid, user.gid);
+    } else {
+      // Forgotten first: a walk cut short leaves a tree of mixed owners, never a wrong note.
+      await forgetProfileOwner(profileDir);
+      // coreutils' chown -R walks with directory descriptors and never follows a link, so
+      // nothing a browser left in its profile can redirect it elsewhere.
+      await promisify(execFile)('chown', ['-R', '--no-dereference', `${user.uid}:${user.gid}`, profileDir]);
+      await mkdir(path.join(path.dirname(profileDir), OWNERS), { recursive: true, mode: 0o700 });
+      await writeFile(ownerRecord(profileDir), String(user.uid), { mode: 0o600 });
+    }
+  }
   await chmod(profileDir, 0o700);
+}
+
+function ownerRecord(profileDir: string): string {
+  return path.join(path.dirname(profileDir), OWNERS, path.basename(profileDir));
 }
 
 /** Closes a stopped browser's profile to every uid but root's. */

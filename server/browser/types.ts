@@ -161,6 +161,22 @@ export interface BrowserProvider {
   shutdown(): Promise<void>;
   /** Whether a browser could be started now (the executable is there, the endpoint answers); for /readyz. */
   isReachable(): Promise<boolean>;
+  /** Browsers launched ahead of a create (local provider only); null when the provider keeps none. */
+  readonly warm: WarmLauncher | null;
+}
+
+/**
+ * Launches browsers before any device asks, on fresh profiles that belong to no device
+ * and no organization yet (the pool's warm browsers). A warm profile is marked as such
+ * until it is handed over, so a restart removes the profiles no device took.
+ */
+export interface WarmLauncher {
+  /** A browser on a new, empty, marked profile named `profileId` (a device id to be). */
+  launch(profileId: string): Promise<BrowserHandle>;
+  /** The profile is now the device's of the same id: unmarked, kept across sleep, wake and restarts. */
+  handOver(profileId: string): Promise<void>;
+  /** Removes the profile of a warm browser no device took (after its browser closed). */
+  discard(profileId: string): Promise<void>;
 }
 
 /** Infrastructure failure of a launch; `retryable` tells callers whether to try again. */

@@ -68,6 +68,7 @@ const EnvSchema = z.object({
   CHROMIUM_PATH: optionalString,
   BROWSERLESS_URL: optionalString,
   OPERATOR_MAX_BROWSERS: positiveInt(10),
+  OPERATOR_WARM_BROWSERS: z.coerce.number().int().nonnegative().default(2),
   OPERATOR_ALLOW_UNSANDBOXED_BROWSER: booleanFromEnv,
   // Ids no account uses: systemd leaves 60578-61183 unassigned.
   OPERATOR_BROWSER_UIDS: idRange('60601-60999'),
@@ -186,6 +187,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       chromiumPath: e.CHROMIUM_PATH,
       browserlessUrl: e.BROWSERLESS_URL,
       maxBrowsers: e.OPERATOR_MAX_BROWSERS,
+      /** Local browsers kept launched ahead of creates, within maxBrowsers; 0 keeps none. */
+      warmBrowsers: e.OPERATOR_WARM_BROWSERS,
       allowUnsandboxed: e.OPERATOR_ALLOW_UNSANDBOXED_BROWSER,
       /** As root, each running local browser gets a uid of this range, all of them this group. */
       users: { firstUid: firstBrowserUid, lastUid: lastBrowserUid, gid: e.OPERATOR_BROWSER_GID },

@@ -8,8 +8,8 @@ export interface MetricSources {
   /** This process's pool in pg_stat_activity (db/client.ts) and its configured size. */
   pool: { applicationName: string; size: number };
   hostId: string;
-  /** Browsers of this host that count against its capacity, and that capacity. */
-  browsers: () => { inUse: number; capacity: number };
+  /** Browsers of this host that count against its capacity (warm ones included), that capacity, and the warm ones ready for a create. */
+  browsers: () => { inUse: number; capacity: number; warm: number };
   /** Live-view sockets this instance serves or relays. */
   liveViewSockets: () => number;
 }
@@ -32,6 +32,7 @@ export class ServiceMetrics {
   readonly #deliveries: Gauge<'kind' | 'state'>;
   readonly #browsers: Gauge<'host'>;
   readonly #browserCapacity: Gauge<'host'>;
+  readonly #warmBrowsers: Gauge<'host'>;
   readonly #liveViewSockets: Gauge;
   readonly #pool: Gauge<'state'>;
   readonly #poolSize: Gauge;
@@ -44,8 +45,9 @@ export class ServiceMetrics {
     this.#tasks = new Gauge({ name: 'operator_tasks', help: 'Tasks by status.', labelNames: ['status'], registers });
     this.#tasksWaiting = new Gauge({ name: 'operator_tasks_waiting_for_worker', help: 'Running tasks that no live worker lease holds.', registers });
     this.#deliveries = new Gauge({ name: 'operator_deliveries', help: 'Webhook and escalation deliveries pending, and pending after a failed attempt (failing).', labelNames: ['kind', 'state'], registers });
-    this.#browsers = new Gauge({ name: 'operator_browsers_in_use', help: "Browsers this host runs, starts or closes.", labelNames: ['host'], registers });
+    this.#browsers = new Gauge({ name: 'operator_browsers_in_use', help: 'Browsers this host runs, starts or closes, warm ones included.', labelNames: ['host'], registers });
     this.#browserCapacity = new Gauge({ name: 'operator_browser_capacity', help: 'Browsers this host may run at once (OPERATOR_MAX_BROWSERS).', labelNames: ['host'], registers });
+    this.#warmBrowsers = new Gauge({ name: 'operator_warm_browsers', help: 'Browsers this host keeps launched ahead, ready for a device create (OPERATOR_WARM_BROWSERS).', labelNames: ['host'], registers });
     this.#liveViewSockets = new Gauge({ name: 'operator_live_view_sockets', help: 'Live-view WebSockets this instance serves or relays.', registers });
     this.#pool = new Gauge({ name: 'operator_db_pool_connections', help: "This instance's database connections by state.", labelNames: ['state'], registers });
     this.#poolSize = new Gauge({ name: 'operator_db_pool_size', help: "This instance's database pool size (OPERATOR_DB_POOL_SIZE).", registers });
@@ -73,6 +75,7 @@ export class ServiceMetrics {
     const browsers = this.sources.browsers();
     this.#browsers.set({ host: hostId }, browsers.inUse);
     this.#browserCapacity.set({ host: hostId }, browsers.capacity);
+    this.#warmBrowsers.set({ host: hostId }, browsers.warm);
     this.#liveViewSockets.set(this.sources.liveViewSockets());
     this.#pool.set({ state: 'active' }, connections.active);
     this.#pool.set({ state: 'idle' }, connections.idle);

@@ -36,6 +36,7 @@ function serverEnv(): Record<string, string> {
     DATABASE_URL: database!.url,
     OPERATOR_DATA_DIR: dataDir!,
     OPERATOR_SERVE_CONSOLE: 'false',
+    OPERATOR_WARM_BROWSERS: '0',
     OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS),
     CHROMIUM_PATH: '/usr/bin/chromium',
     OPERATOR_RATE_LIMIT_PER_SEC: '1000',

@@ -27,6 +27,7 @@ it.skipIf(process.getuid?.() !== 0)('starts as root with the embedded database f
       OPERATOR_DATA_DIR: dataDir,
       OPERATOR_EMBEDDED_PG_PORT: String(await freePort()),
       OPERATOR_SERVE_CONSOLE: 'false',
+      OPERATOR_WARM_BROWSERS: '0',
       OPERATOR_LOG_LEVEL: 'silent',
       OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
     }),

@@ -42,6 +42,7 @@ async function startServer(): Promise<ChildProcess> {
       DATABASE_URL: database.url,
       OPERATOR_DATA_DIR: dataDir,
       OPERATOR_SERVE_CONSOLE: 'false',
+      OPERATOR_WARM_BROWSERS: '0',
       OPERATOR_LOG_LEVEL: 'error',
       OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
       OPERATOR_RATE_LIMIT_PER_SEC: '1000',

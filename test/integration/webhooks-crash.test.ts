@@ -19,6 +19,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const ENV = {
   HOST: '127.0.0.1',
   OPERATOR_SERVE_CONSOLE: 'false',
+  OPERATOR_WARM_BROWSERS: '0',
   OPERATOR_LOG_LEVEL: 'silent',
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
   OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50',

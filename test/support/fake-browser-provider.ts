@@ -1,7 +1,7 @@
 import { FakePageDriver } from './fake-page-driver';
-import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver } from '../../server/browser';
+import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
 
-export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind'>;
+export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind' | 'warm'>;
 
 export interface ProviderCall {
   method: ProviderMethod;
@@ -16,6 +16,8 @@ export interface ProviderCall {
  */
 export class FakeBrowserProvider implements BrowserProvider {
   readonly kind = 'local';
+  /** Warm browsers are the local provider's; their tests use real Chromium. */
+  readonly warm: WarmLauncher | null = null;
   readonly calls: ProviderCall[] = [];
   /** What isReachable() answers. */
   reachable = true;

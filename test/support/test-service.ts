@@ -42,6 +42,9 @@ export async function startTestService(env: Record<string, string> = {}, options
     // Tests serve their pages and receivers on loopback. The egress and destination
     // suites (abuse-egress, webhooks-endpoints) start with the default, false.
     OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    // Warm browsers would double the Chromium processes of every test on a 2-core
+    // machine; the warm pool's own tests (warm-browsers.test.ts) turn them on.
+    OPERATOR_WARM_BROWSERS: '0',
     ...env,
   };
   let service = await startService(loadConfig(fullEnv), options);

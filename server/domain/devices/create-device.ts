@@ -6,7 +6,7 @@ import { ApiError } from '../../core/errors';
 import { withIdempotency } from '../idempotency/with-idempotency';
 import type { Actor, Principal } from '../keys/principal';
 import { resolveRequestedSpace } from '../spaces/resolve-space';
-import { toDeviceResource, type Device } from './device-resource';
+import { toDeviceResource, type Device, type DeviceRow } from './device-resource';
 import { enforceDeviceQuotas, lockOrganizationDevices } from './quotas';
 import { launchBrowser, lockDevice, transitionDevice, type DeviceDeps } from './device-transitions';
 
@@ -28,7 +28,8 @@ export type CreateDeviceBody = z.infer<typeof CreateDeviceBodySchema>;
  * quotas (under a per-organization lock, so concurrent creates cannot overshoot), then
  * the browser is provisioned. The row is committed as `creating` before the launch so
  * the quota lock is not held for the second a browser takes to start; a failed launch
- * removes the row again, leaving no trace but the error.
+ * removes the row again, leaving no trace but the error. With a warm browser ready
+ * (server/browser/warm-browsers.ts) the launch is a hand-over of a running browser.
  */
 export async function createDevice(
   deps: DeviceDeps,
@@ -46,23 +47,35 @@ export async function createDevice(
     }
     const spaceId = await resolveCreateSpace(deps, principal, body.space_id);
 
-    const creating = await deps.db.transaction(async (tx) => {
-      await lockOrganizationDevices(tx, principal.orgId);
-      await enforceDeviceQuotas(tx, principal.orgId, new Date());
-      const [row] = await tx
-        .insert(devices)
-        .values({
-          orgId: principal.orgId,
-          spaceId,
-          name: body.name ?? `device-${randomBytes(2).toString('hex')}`,
-          region,
-          status: 'creating',
-          idleSuspendSecs: body.idle_suspend_secs ?? DEFAULT_IDLE_SUSPEND_SECS,
-          hostId: deps.hostId,
-        })
-        .returning();
-      return row!;
-    });
+    // A warm browser, when one is ready, is taken once the quotas allow the device; its
+    // profile's name is the new device's id. If the transaction fails it is closed and its
+    // profile removed: it never goes back to the pool.
+    let warmId: string | null = null;
+    let creating: DeviceRow;
+    try {
+      creating = await deps.db.transaction(async (tx) => {
+        await lockOrganizationDevices(tx, principal.orgId);
+        await enforceDeviceQuotas(tx, principal.orgId, new Date());
+        warmId = deps.browserPool.takeWarm(principal.orgId);
+        const [row] = await tx
+          .insert(devices)
+          .values({
+            ...(warmId === null ? {} : { id: warmId }),
+            orgId: principal.orgId,
+            spaceId,
+            name: body.name ?? `device-${randomBytes(2).toString('hex')}`,
+            region,
+            status: 'creating',
+            idleSuspendSecs: body.idle_suspend_secs ?? DEFAULT_IDLE_SUSPEND_SECS,
+            hostId: deps.hostId,
+          })
+          .returning();
+        return row!;
+      });
+    } catch (error) {
+      if (warmId !== null) await deps.browserPool.destroy(warmId);
+      throw error;
+    }
 
     try {
       await launchBrowser(deps, creating);
