@@ -18,6 +18,11 @@ type Send = (method: string, params?: Params) => Promise<unknown>;
 /** JSON-RPC's "server error": what a refused or failed command answers. */
 const REFUSED_CODE = -32000;
 const INVALID_REQUEST_CODE = -32600;
+/**
+ * Commands of one client waiting for the browser at once; past this a command is answered
+ * with an error at once, so a client cannot pile up work in the service's connection.
+ */
+export const MAX_COMMANDS_IN_FLIGHT = 1_000;
 
 function sendOn(session: CDPSession): Send {
   // puppeteer types send() by its protocol map; the bridge relays methods by name.
@@ -45,6 +50,7 @@ export class CdpBridge implements CdpChannel {
   /** Device targets the client has been told about, for the events that carry only an id. */
   readonly #knownTargets = new Set<string>();
   #ended = false;
+  #inFlight = 0;
   #stopWatchingBrowser: () => void = () => undefined;
 
   private constructor(root: CDPSession, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
@@ -71,7 +77,16 @@ export class CdpBridge implements CdpChannel {
       this.#answerError(command.id ?? 0, undefined, INVALID_REQUEST_CODE, 'Messages are CDP commands: {"id": <integer>, "method": "Domain.method", "params"?: {...}, "sessionId"?: "..."}.');
       return;
     }
-    void this.#handle(command).catch((error: unknown) => this.#answerFailure(command, error));
+    if (this.#inFlight >= MAX_COMMANDS_IN_FLIGHT) {
+      this.#refuse(command, `More than ${MAX_COMMANDS_IN_FLIGHT} commands are waiting for an answer; wait for some first.`);
+      return;
+    }
+    this.#inFlight += 1;
+    void this.#handle(command)
+      .catch((error: unknown) => this.#answerFailure(command, error))
+      .finally(() => {
+        this.#inFlight -= 1;
+      });
   }
 
   async close(): Promise<void> {

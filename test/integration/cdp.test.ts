@@ -271,6 +271,18 @@ describe('what a client may do', () => {
     client.socket.close();
     await client.closed;
   });
+  it('answers commands past 1,000 waiting at once with an error, and the rest normally', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device)));
+    const { result: created } = await client.send('Target.createTarget', { url: 'about:blank' });
+    const { result: attached } = await client.send('Target.attachToTarget', { targetId: created.targetId, flatten: true });
+    const slow = { expression: 'new Promise((resolve) => setTimeout(() => resolve(1), 1500))', awaitPromise: true, returnByValue: true };
+    const answers = await Promise.all(Array.from({ length: 1_001 }, () => client.send('Runtime.evaluate', slow, attached.sessionId)));
+    expect(answers.filter((answer) => answer.result?.result?.value === 1)).toHaveLength(1_000);
+    expect(answers.filter((answer) => /commands are waiting/.test(answer.error?.message ?? ''))).toHaveLength(1);
+    client.socket.close();
+    await client.closed;
+  });
 });
 
 describe('the end of a connection', () => {
