@@ -333,10 +333,22 @@ describe('the end of a connection', () => {
     expect(row?.closeReason).toBe('expired');
   });
 
-  it('is metered as session_duration', async () => {
-    const usage = await api('GET', '/v1/usage');
-    const sessionRow = usage.body.data.find((row: any) => row.kind === 'session_duration');
-    expect(sessionRow.quantity).toBeGreaterThan(0);
+  it('is metered as session_duration, from creation until closed', async () => {
+    const metered = await createTenant(test);
+    const meteredApi = apiClient(test.url, await metered.key(allScopes));
+    const created = await meteredApi('POST', '/v1/devices', { space_id: metered.spaceId });
+    const session = await openCdp(created.body.id, meteredApi);
+    const client = await rawClient(reachable(session));
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    expect((await meteredApi('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    await client.closed;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const usage = await meteredApi('GET', '/v1/usage');
+    const seconds = usage.body.data.find((row: any) => row.kind === 'session_duration').quantity;
+    // Closed after about 2 s: counted to the close, not to expires_at (900 s).
+    expect(seconds).toBeGreaterThanOrEqual(2);
+    expect(seconds).toBeLessThan(10);
+    await meteredApi('DELETE', `/v1/devices/${created.body.id}`);
   });
 });
 
