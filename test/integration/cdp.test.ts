@@ -6,6 +6,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { auditEvents, cdpSessions, devices as deviceTable } from '../../db/schema';
+import { suspendIdleDevices } from '../../server/domain/devices/device-upkeep';
 import { parsePublicId } from '../../server/domain/ids';
 import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
 import { DeviceTracker } from '../support/device-tracker';
@@ -199,6 +200,19 @@ describe('Puppeteer through cdp_url', () => {
 
     const audit = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
     expect(audit.map((event) => event.action).sort()).toEqual(['operator.cdp_session.closed', 'operator.cdp_session.connected', 'operator.cdp_session.created']);
+  });
+});
+
+describe('idle suspend', () => {
+  it('spares a device while a CDP connection is open, and suspends it once it closed', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device)));
+    const longAfter = new Date(Date.now() + 7 * 24 * 3600 * 1000);
+    expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
+    client.socket.close();
+    await waitFor(async () => (await slotHolder(device)) === null);
+    expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(1);
+    expect((await api('GET', `/v1/devices/${device}`)).body.status).toBe('sleeping');
   });
 });
 
