@@ -203,6 +203,33 @@ describe('Puppeteer through cdp_url', () => {
   });
 });
 
+describe('the task slot', () => {
+  it('of a task submit and a CDP connection racing for the slot, exactly one wins', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const device = await devices.create(tenant.spaceId);
+      const session = await openCdp(device);
+      const [submitted, connected] = await Promise.all([
+        api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/page')} then return the title` }),
+        rawClient(reachable(session)).then(
+          (client) => client,
+          (error: Error) => error,
+        ),
+      ]);
+      const connectionWon = !(connected instanceof Error);
+      expect(submitted.status === 202, `round ${round}`).toBe(!connectionWon);
+      if (connectionWon) {
+        expect(submitted.body.error.code).toBe('device_busy');
+        connected.socket.close();
+        await connected.closed;
+      } else {
+        expect(connected.message).toMatch(/409/);
+        await waitForTaskEnd(api, submitted.body.id);
+      }
+      await devices.deleteAll();
+    }
+  });
+});
+
 describe('idle suspend', () => {
   it('spares a device while a CDP connection is open, and suspends it once it closed', async () => {
     const device = await devices.create(tenant.spaceId);
