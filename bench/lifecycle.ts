@@ -78,12 +78,21 @@ async function serviceCycle(env: Record<string, string>, pageUrl: string): Promi
     OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
     ...env,
   });
-  await untilReady(service.url);
-  const database = connectDatabase(service.database.url, 2);
-  const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
-  const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
-  const { key } = await createApiKey(database.db, { orgId, scopes: ['operator:devices:write', 'operator:sessions:control'], spaceIds: [], env: 'test' });
-  await database.close();
+  let spaceId: string;
+  let key: string;
+  try {
+    await untilReady(service.url);
+    const database = connectDatabase(service.database.url, 2);
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    spaceId = (await createSpace(database.db, orgId, 'bench')).space_id;
+    key = (await createApiKey(database.db, { orgId, scopes: ['operator:devices:write', 'operator:sessions:control'], spaceIds: [], env: 'test' })).key;
+    await database.close();
+  } catch (error) {
+    // A service that did not come up is not left running.
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const call = async (method: string, route: string, body?: unknown): Promise<any> => {
     const response = await fetch(`${service.url}${route}`, {
       method,
