@@ -17,6 +17,8 @@ export const devices = pgTable(
     idleSuspendSecs: integer('idle_suspend_secs').notNull(),
     /** The single task slot: the live task holding the device, or null. */
     currentTaskId: uuid('current_task_id'),
+    /** The CDP connection holding the task slot instead of a task, or null (cdp_sessions). */
+    cdpSessionId: uuid('cdp_session_id'),
     /** Server instance whose browser pool runs this device's browser. */
     hostId: text('host_id'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),

@@ -12,3 +12,4 @@ export * from './sessions';
 export * from './operators';
 export * from './hosts';
 export * from './device-states';
+export * from './cdp-sessions';

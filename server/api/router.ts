@@ -1,5 +1,7 @@
 import { router } from '../trpc/init';
 import { listAuditEventsProcedure } from './audit/list-audit-events';
+import { createCdpSessionProcedure } from './cdp/create-cdp-session';
+import { deleteCdpSessionProcedure } from './cdp/delete-cdp-session';
 import { createDeviceProcedure } from './devices/create-device';
 import { deleteDeviceProcedure } from './devices/delete-device';
 import { getDeviceProcedure } from './devices/get-device';
@@ -53,6 +55,8 @@ export const appRouter = router({
   revokeSession: revokeSessionProcedure,
   takeOver: takeOverProcedure,
   release: releaseProcedure,
+  createCdpSession: createCdpSessionProcedure,
+  deleteCdpSession: deleteCdpSessionProcedure,
   listEscalations: listEscalationsProcedure,
   getEscalation: getEscalationProcedure,
   resolveEscalation: resolveEscalationProcedure,

@@ -22,6 +22,7 @@ import { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from '../domain/service-secret';
 import { TaskChannel } from '../domain/channels/task-channel';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
+import { CdpGateway } from '../gateway/cdp-gateway';
 import { SessionGateway } from '../gateway/session-gateway';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import { createRequestRouter, type Readiness } from './request-router';
@@ -143,8 +144,11 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const rawRoutes: RawRoute[] = [taskEventsRoute(services, new TaskStepFeeds(services.db, services.taskChannel), eventStreams)];
   const gateway = new SessionGateway(services);
   await gateway.start();
+  const cdpGateway = new CdpGateway(services);
+  await cdpGateway.start();
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
     (req, socket, head) => gateway.handleUpgrade(req, socket, head),
+    (req, socket, head) => cdpGateway.handleUpgrade(req, socket, head),
   ];
 
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
@@ -209,6 +213,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         eventStreams.endAll();
         // So would live-view sockets; their clients reconnect to the next instance.
         await gateway.close();
+        // CDP connections end (recorded, slots freed); their clients connect anew.
+        await cdpGateway.close();
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;
         clearTimeout(grace);

@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext } from 'puppeteer-core';
+import { CdpBridge } from './cdp-bridge.js';
 import { PuppeteerPageDriver } from './page-driver.js';
-import { ActionError, type BrowserHandle, type EgressGate, type LiveView, type PageDriver } from './types.js';
+import { ActionError, type BrowserHandle, type CdpChannel, type CdpChannelEnd, type EgressGate, type LiveView, type PageDriver } from './types.js';
 
 export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
@@ -47,6 +48,11 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   async liveView(): Promise<LiveView> {
     const driver = await this.sharedDriver();
     return driver.openLiveView();
+  }
+
+  openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpChannel> {
+    // The default context has no id: the device is then the whole browser.
+    return CdpBridge.open(this.browser, { contextId: this.context.id ?? null }, deliver, onEnd);
   }
 
   onDisconnected(listener: () => void): void {

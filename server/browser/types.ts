@@ -125,6 +125,21 @@ export interface LiveView {
   close(): Promise<void>;
 }
 
+/** Why a CDP channel ended on the browser's side. */
+export type CdpChannelEnd = 'browser_gone' | 'client_closed_browser';
+
+/**
+ * A customer's DevTools connection to a device's browser (docs/api.md, "CDP access"):
+ * the client's messages in, the browser's answers and events out, under the rules of
+ * cdp-rules.ts.
+ */
+export interface CdpChannel {
+  /** One text message of the client. */
+  receive(message: string): void;
+  /** Detaches the client's sessions; the device's browser and pages stay. Idempotent. */
+  close(): Promise<void>;
+}
+
 /** One running browser that belongs to exactly one device. */
 export interface BrowserHandle {
   readonly deviceId: string;
@@ -134,6 +149,11 @@ export interface BrowserHandle {
   page(): Promise<PageDriver>;
   /** A new live view of that same page (the one the agent drives). */
   liveView(): Promise<LiveView>;
+  /**
+   * A DevTools channel for a customer's client, confined to this device. `deliver` gets
+   * each message for the client; `onEnd` is called once if the browser side ends it.
+   */
+  openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpChannel>;
   /** Called once when the browser goes away without close() being called. */
   onDisconnected(listener: () => void): void;
   /** Closes the browser, keeping the profile for a later launch. */

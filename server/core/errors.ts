@@ -16,6 +16,7 @@ const ERROR_TABLE = {
   device_not_found: { status: 404, message: 'No such device.' },
   task_not_found: { status: 404, message: 'No such task.' },
   session_not_found: { status: 404, message: 'No such session.' },
+  cdp_session_not_found: { status: 404, message: 'No such CDP session.' },
   webhook_endpoint_not_found: { status: 404, message: 'No such webhook endpoint.' },
   escalation_not_found: { status: 404, message: 'No such escalation.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this route.' },

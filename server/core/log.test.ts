@@ -27,6 +27,20 @@ describe('maskSecrets', () => {
   });
 });
 
+describe('CDP URLs', () => {
+  it('hides the secret of a CDP URL, in a message and inside a logged object', () => {
+    const secret = `cdptok_${generateSecret()}`;
+    const url = `wss://operator.example/v1/cdp_sessions/cdp_0b7c7e4e-6a55-4c1e-9d43-3e0f9b1b2a10/devtools?token=${secret}`;
+    expect(maskSecrets(`connecting ${url}`)).not.toContain(secret.slice(7));
+    const lines: string[] = [];
+    const log = createLogger('info', { write: (line: string) => lines.push(line) });
+    log.warn({ err: new Error(`could not open ${url}`), url }, 'relay failed');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('cdptok_****');
+    expect(lines[0]).not.toContain(secret.slice(7));
+  });
+});
+
 describe('the logger and database errors', () => {
   const PARAMETER = 'ada.lovelace@example.com';
 

@@ -5,9 +5,10 @@ import postgres from 'postgres';
 // API keys look like svc_operator_<env>_<key_id>_<secret> and console keys like
 // svc_console_<key_id>_<secret>; logs keep the key id (useful for support) and mask the
 // secret. Webhook secrets, session tokens (also as a subprotocol), escalation bearers and
-// console sign-in tokens are masked whole. Applied to every string that reaches the logger.
+// console sign-in tokens and the secrets of CDP URLs (`cdptok_`, in the URL's query) are
+// masked whole. Applied to every string that reaches the logger.
 const KEY_PATTERN = /\b(svc_(?:operator_(?:live|test)|console)_[a-z2-7]{12})_[A-Za-z0-9-]{43}\b/g;
-const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sestok_|esctok_|constok_)[A-Za-z0-9_-]+/g];
+const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sestok_|esctok_|constok_|cdptok_)[A-Za-z0-9_-]+/g];
 
 export function maskSecrets(text: string): string {
   let masked = text.replace(KEY_PATTERN, '$1_****');
@@ -93,6 +94,9 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         const maskedArgs = withError.map((arg) => (typeof arg === 'string' ? maskSecrets(arg) : arg)) as Parameters<typeof method>;
         method.apply(this, maskedArgs);
       },
+      // The finished line once more, so a secret inside a logged object (an error's
+      // message quoting a URL, a field) is masked too.
+      streamWrite: (line) => maskSecrets(line),
     },
   }, destination);
 }

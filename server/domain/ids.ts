@@ -5,6 +5,7 @@ const PREFIXES = {
   device: 'dev',
   task: 'task',
   session: 'ses',
+  cdpSession: 'cdp',
   webhookEndpoint: 'whe',
   escalation: 'esc',
   event: 'evt',

@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { InvalidLiveInputError } from '../browser';
@@ -11,11 +11,12 @@ import { SESSION_CHANNEL } from '../domain/channels/session-channel';
 import { currentSession } from '../domain/sessions/live-view-session';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
 import { iso } from '../domain/time';
-import { ApiError, asApiError } from '../core/errors';
+import { ApiError } from '../core/errors';
 import type { Services } from '../services/services';
 import { DeviceViews, type SharedView } from './device-views';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
 import { authenticateHandshake, gatewaySessionId } from './handshake';
+import { refuseHandshake, writeRefusal } from './handshake-refusal';
 import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -121,7 +122,7 @@ export class SessionGateway {
     } catch (error) {
       releaseSlot?.();
       if (error instanceof RelayRefused) writeRefusal(socket, error.status, error.body, requestId, error.headers);
-      else refuseHandshake(socket, requestId, error, this.#services);
+      else refuseHandshake(socket, requestId, error, this.#services, 'session handshake failed');
       return;
     }
     const slot = releaseSlot;
@@ -166,7 +167,7 @@ export class SessionGateway {
     if (target === null) return null;
     const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
     try {
-      return await openRelay(target, publicId, protocols);
+      return await openRelay(target, `/v1/sessions/${publicId}/ws`, protocols);
     } catch (error) {
       if (error instanceof RelayRefused) throw error;
       // The host is registered but does not answer: it is down, and so is the browser.
@@ -308,18 +309,4 @@ function parseJson(text: string): unknown {
   } catch {
     return null;
   }
-}
-
-/** Answers a refused handshake with the CONTRACT.md error body and closes the socket. */
-function refuseHandshake(socket: Duplex, requestId: string, error: unknown, services: Services): void {
-  const { apiError, unexpected } = asApiError(error);
-  if (unexpected) services.log.error({ err: error, requestId }, 'session handshake failed');
-  writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
-}
-
-function writeRefusal(socket: Duplex, status: number, body: string, requestId: string, headers: Record<string, string>): void {
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n${extra.join('')}Connection: close\r\n\r\n${body}`,
-  );
 }

@@ -31,7 +31,7 @@ describe('openRelay', () => {
     const url = await owner((socket) =>
       socket.end(`HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: 3\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
     );
-    const refusal = await openRelay(url, 'ses_x', ['svc.operator.v1']).catch((error: unknown) => error);
+    const refusal = await openRelay(url, '/v1/sessions/ses_x/ws', ['svc.operator.v1']).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(RelayRefused);
     expect(refusal).toMatchObject({ status: 429, body, headers: { 'Retry-After': '3' } });
   });
@@ -45,7 +45,7 @@ describe('openRelay', () => {
       socket.on('close', () => clearInterval(timer));
       socket.on('error', () => clearInterval(timer));
     });
-    const failure = await openRelay(url, 'ses_x', ['svc.operator.v1']).catch((error: unknown) => error);
+    const failure = await openRelay(url, '/v1/sessions/ses_x/ws', ['svc.operator.v1']).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(RelayRefused);
   });

@@ -24,13 +24,14 @@ export class RelayRefused extends Error {
 }
 
 /**
- * Opens the session's socket on the instance whose process runs the device's browser,
- * offering the client's subprotocols (the token among them) unchanged: that gateway
- * authenticates and checks everything again, on every message, as for a direct client.
+ * Opens the same socket (a live-view session's, a CDP session's: `pathAndQuery`) on the
+ * instance whose process runs the device's browser, offering the client's subprotocols
+ * (a session token among them) unchanged: that gateway authenticates and checks
+ * everything again, as for a direct client.
  */
-export function openRelay(internalUrl: string, publicSessionId: string, protocols: string[]): Promise<Relay> {
+export function openRelay(internalUrl: string, pathAndQuery: string, protocols: string[]): Promise<Relay> {
   return new Promise((resolve, reject) => {
-    const upstream = new WebSocket(`${internalUrl.replace(/^http/, 'ws')}/v1/sessions/${publicSessionId}/ws`, protocols, {
+    const upstream = new WebSocket(`${internalUrl.replace(/^http/, 'ws')}${pathAndQuery}`, protocols, {
       headers: { [RELAYED_HEADER]: '1' },
       perMessageDeflate: false,
     });

@@ -1,5 +1,5 @@
 import { FakePageDriver } from './fake-page-driver';
-import type { BrowserHandle, BrowserProvider, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
+import type { BrowserHandle, BrowserProvider, CdpChannel, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
 
 export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind' | 'warm'>;
 
@@ -68,6 +68,11 @@ export class FakeBrowserHandle implements BrowserHandle {
   /** A fake browser has no screen to show; tests of live views fake the view itself. */
   async liveView(): Promise<LiveView> {
     throw new Error('a fake browser has no live view');
+  }
+
+  /** Nor a DevTools endpoint; CDP access is tested on real Chromium. */
+  async openCdpChannel(): Promise<CdpChannel> {
+    throw new Error('a fake browser has no DevTools channel');
   }
 
   onDisconnected(): void {}

@@ -19,6 +19,7 @@ const task = { prefix: 'task', notFound: 'task_not_found' };
 const endpoint = { prefix: 'whe', notFound: 'webhook_endpoint_not_found' };
 const session = { prefix: 'ses', notFound: 'session_not_found' };
 const escalation = { prefix: 'esc', notFound: 'escalation_not_found' };
+const cdpSession = { prefix: 'cdp', notFound: 'cdp_session_not_found' };
 
 export const routeCatalogue: RouteSpec[] = [
   { method: 'GET', path: '/whoami', scopes: [] },
@@ -46,6 +47,8 @@ export const routeCatalogue: RouteSpec[] = [
   { method: 'DELETE', path: '/sessions/{id}', scopes: ['operator:sessions:write'], idKind: session },
   { method: 'POST', path: '/sessions/{id}/takeover', scopes: ['operator:sessions:control'], idKind: session },
   { method: 'POST', path: '/sessions/{id}/release', scopes: ['operator:sessions:control'], idKind: session },
+  { method: 'POST', path: '/devices/{id}/cdp', scopes: ['operator:sessions:control'], idKind: device },
+  { method: 'DELETE', path: '/cdp_sessions/{id}', scopes: ['operator:sessions:control'], idKind: cdpSession },
   { method: 'GET', path: '/escalations', scopes: ['operator:escalations:read'] },
   { method: 'GET', path: '/escalations/{id}', scopes: ['operator:escalations:read'], idKind: escalation },
   { method: 'POST', path: '/escalations/{id}/resolve', scopes: [], idKind: escalation, escalationBearer: true },

@@ -24,13 +24,16 @@ export async function markDeviceLost(deps: DeviceDeps, deviceId: string): Promis
 
 /**
  * Puts to sleep this host's active devices that hold no task and were not active for
- * their idle_suspend_secs (tasks and sessions bump last_active_at while they run).
+ * their idle_suspend_secs (tasks and sessions bump last_active_at while they run); an
+ * open CDP connection keeps its device awake.
  */
 export async function suspendIdleDevices(deps: DeviceDeps, now = new Date()): Promise<number> {
   const idle = and(
     eq(devices.hostId, deps.hostId),
     eq(devices.status, 'active'),
     isNull(devices.currentTaskId),
+    // A device a customer drives over CDP is in use, whatever its last_active_at says.
+    isNull(devices.cdpSessionId),
     lt(devices.lastActiveAt, sql`${timestampParam(now)} - make_interval(secs => ${devices.idleSuspendSecs})`),
   );
   const candidates = await deps.db.select({ id: devices.id }).from(devices).where(idle);

@@ -64,7 +64,8 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
   const [claimed] = await tx
     .update(devices)
     .set({ currentTaskId: taskId, lastActiveAt: dbNow() })
-    .where(and(eq(devices.id, deviceId), eq(devices.status, 'active'), isNull(devices.currentTaskId)))
+    // An open CDP connection holds the slot as a task would (server/domain/cdp/).
+    .where(and(eq(devices.id, deviceId), eq(devices.status, 'active'), isNull(devices.currentTaskId), isNull(devices.cdpSessionId)))
     .returning({ spaceId: devices.spaceId });
   if (claimed === undefined) {
     // Lost the claim: the device changed status since it was read, or the slot is held.

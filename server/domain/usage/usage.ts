@@ -8,6 +8,7 @@ import type { Principal } from '../keys/principal';
 import { assertSpaceAccess } from '../spaces/space-access';
 import { DAY_MS, deviceSecondsInWindow } from '../devices/metering';
 import { sessionSecondsInWindow } from '../sessions/session-metering';
+import { cdpSecondsInWindow } from '../cdp/cdp-metering';
 
 export const UsageQuerySchema = z.strictObject({
   product: z.string().max(100).optional(),
@@ -32,7 +33,8 @@ export type Usage = z.infer<typeof UsageSchema>;
  * Usage is an organization-level report (quotas are per organization too), so like
  * other organization-level resources it needs an organization-wide key: a
  * Space-scoped key gets 403 insufficient_scope rather than other Spaces' figures.
- * Sessions count from mint to revocation or expiry (session-metering.ts). Model tokens,
+ * Sessions count from mint to revocation or expiry (session-metering.ts), CDP sessions
+ * from creation to close or expiry (cdp-metering.ts). Model tokens,
  * like tasks and steps, belong to the tasks created in the window (the counts kept on each
  * task row, task-usage.ts).
  */
@@ -43,9 +45,10 @@ export async function getUsage(db: Db, prices: Config['prices'], principal: Prin
   assertSpaceAccess(principal, null);
   const windowStart = new Date(now.getTime() - DAY_MS);
   const tasksInWindow = and(eq(tasks.orgId, principal.orgId), gt(tasks.createdAt, windowStart));
-  const [deviceSeconds, sessionSeconds, [taskTotals], [stepCount]] = await Promise.all([
+  const [deviceSeconds, liveViewSeconds, cdpSeconds, [taskTotals], [stepCount]] = await Promise.all([
     deviceSecondsInWindow(db, principal.orgId, now),
     sessionSecondsInWindow(db, principal.orgId, now),
+    cdpSecondsInWindow(db, principal.orgId, now),
     // sum() of integers is a PostgreSQL numeric, which arrives as a string; mapWith makes it a number.
     db
       .select({ n: count(), inputTokens: sum(tasks.inputTokens).mapWith(Number), outputTokens: sum(tasks.outputTokens).mapWith(Number) })
@@ -53,6 +56,7 @@ export async function getUsage(db: Db, prices: Config['prices'], principal: Prin
       .where(tasksInWindow),
     db.select({ n: count() }).from(taskSteps).where(and(eq(taskSteps.orgId, principal.orgId), gt(taskSteps.createdAt, windowStart))),
   ]);
+  const sessionSeconds = liveViewSeconds + cdpSeconds;
   return {
     data: [
       usageRow('device_duration', 'device', 'second', deviceSeconds, prices.deviceSecondMicro),

@@ -1,0 +1,215 @@
+import http from 'node:http';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { connectDatabase } from '../db/client';
+import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
+import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
+import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
+import { startBrowserlessServer, type BrowserlessServer } from '../test/support/browserless-server';
+import { machineDescription, percentile, startServiceProcess, type ServiceProcess } from '../test/support/service-process';
+
+// `npm run bench:lifecycle`: BrowserArena's lifecycle measure. One cycle is: create a
+// device (POST /v1/devices) → CDP access (POST /v1/devices/{id}/cdp) → puppeteer.connect
+// to cdp_url → a new page → navigate to a local page (load event) → disconnect and
+// release (DELETE /v1/devices/{id}). At concurrency 1 (cycles one after another) and 10
+// (ten cycles at once), p50 and p95, in one run, beside:
+// - the floor: a bare Chromium launch (the local provider's flags, uid and sandbox) +
+//   puppeteer connected over its pipe + a new page + the same navigation + close;
+// - the service on a real browserless server on this machine (OPERATOR_BROWSER=browserless).
+const CYCLES_C1 = Number(process.env.BENCH_CYCLES ?? 10);
+/** Batches of ten concurrent cycles. */
+const BATCHES_C10 = Number(process.env.BENCH_BATCHES ?? 2);
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+interface Row {
+  setup: string;
+  concurrency: number;
+  samples: number;
+  p50Ms: number;
+  p95Ms: number;
+  /** Service setups, c1: the median of each step, to show where a cycle's time goes. */
+  stepsP50Ms?: Record<string, number>;
+}
+
+/** One cycle's total, and the time of each of its steps. */
+type Cycle = () => Promise<{ totalMs: number; steps: Record<string, number> }>;
+
+/** Runs the steps in order, timing each. */
+async function timed(steps: Array<[string, () => Promise<unknown>]>): Promise<{ totalMs: number; steps: Record<string, number> }> {
+  const times: Record<string, number> = {};
+  const started = performance.now();
+  for (const [name, step] of steps) {
+    const began = performance.now();
+    await step();
+    times[name] = performance.now() - began;
+  }
+  return { totalMs: performance.now() - started, steps: times };
+}
+
+async function startPage(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((_request, response) => {
+    response.setHeader('content-type', 'text/html; charset=utf-8');
+    response.end('<!doctype html><title>Lifecycle</title><p>A local page</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** The service in its own process, with a key that may create devices and CDP sessions. */
+async function serviceCycle(env: Record<string, string>, pageUrl: string): Promise<{ cycle: Cycle; service: ServiceProcess; dataDir: string }> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-lifecycle-'));
+  const service = await startServiceProcess({
+    OPERATOR_DATA_DIR: dataDir,
+    CHROMIUM_PATH,
+    OPERATOR_MAX_BROWSERS: '20',
+    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+    OPERATOR_RATE_LIMIT_BURST: '1000',
+    // The page is served on loopback, which devices may not reach by default.
+    OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    ...env,
+  });
+  let spaceId: string;
+  let key: string;
+  try {
+    await untilReady(service.url);
+    const database = connectDatabase(service.database.url, 2);
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    spaceId = (await createSpace(database.db, orgId, 'bench')).space_id;
+    key = (await createApiKey(database.db, { orgId, scopes: ['operator:devices:write', 'operator:sessions:control'], spaceIds: [], env: 'test' })).key;
+    await database.close();
+  } catch (error) {
+    // A service that did not come up is not left running.
+    await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const call = async (method: string, route: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`${service.url}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (response.status >= 300) throw new Error(`${method} ${route} answered ${response.status} ${JSON.stringify(answer)}`);
+    return answer;
+  };
+  const cycle: Cycle = async () => {
+    let device: { id: string } = { id: '' };
+    let access: { cdp_url: string } = { cdp_url: '' };
+    let browser: Browser | null = null;
+    let page: Page | null = null;
+    return timed([
+      ['create', async () => (device = await call('POST', '/v1/devices', { space_id: spaceId }))],
+      ['cdp_session', async () => (access = await call('POST', `/v1/devices/${device.id}/cdp`, {}))],
+      [
+        'connect',
+        async () => {
+          const url = new URL(access.cdp_url);
+          // cdp_url as issued, on the address this process reaches the service at.
+          browser = await puppeteer.connect({ browserWSEndpoint: `${service.url.replace(/^http/, 'ws')}${url.pathname}${url.search}`, defaultViewport: null });
+        },
+      ],
+      ['new_page', async () => (page = await browser!.newPage())],
+      ['navigate', async () => page!.goto(pageUrl, { waitUntil: 'load' })],
+      [
+        'release',
+        async () => {
+          await browser!.disconnect();
+          await call('DELETE', `/v1/devices/${device.id}`);
+        },
+      ],
+    ]);
+  };
+  return { cycle, service, dataDir };
+}
+
+/** startServiceProcess waits 20 s at most; on a busy machine a start (migrations, Chromium checks) can take longer. */
+async function untilReady(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    if (await fetch(`${url}/readyz`).then((response) => response.ok, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the service at ${url} was not ready within 120 s`);
+}
+
+/** The floor: what a cycle costs with no service at all. */
+async function floorCycle(root: string, pageUrl: string): Promise<Cycle> {
+  let next = 0;
+  return async () => {
+    let browser: Browser | null = null;
+    let page: Page | null = null;
+    return timed([
+      ['launch', async () => (browser = await launchChromiumAsTheService(path.join(root, `floor-${next++}`), CHROMIUM_FLAGS, CHROMIUM_PATH))],
+      ['new_page', async () => (page = await browser!.newPage())],
+      ['navigate', async () => page!.goto(pageUrl, { waitUntil: 'load' })],
+      ['close', async () => browser!.close()],
+    ]);
+  };
+}
+
+async function measure(setup: string, cycle: Cycle): Promise<Row[]> {
+  await cycle(); // Warm-up: disk caches, the JIT, the first connection.
+  const c1: Array<Awaited<ReturnType<Cycle>>> = [];
+  for (let i = 0; i < CYCLES_C1; i += 1) c1.push(await cycle());
+  const c10: Array<Awaited<ReturnType<Cycle>>> = [];
+  for (let batch = 0; batch < BATCHES_C10; batch += 1) c10.push(...(await Promise.all(Array.from({ length: 10 }, () => cycle()))));
+  const stepNames = Object.keys(c1[0]?.steps ?? {});
+  const stepsP50Ms = Object.fromEntries(stepNames.map((name) => [name, Math.round(percentile(c1.map((run) => run.steps[name]!).sort((a, b) => a - b), 50))]));
+  return [{ ...row(setup, 1, c1.map((run) => run.totalMs)), stepsP50Ms }, row(setup, 10, c10.map((run) => run.totalMs))];
+}
+
+function row(setup: string, concurrency: number, samples: number[]): Row {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { setup, concurrency, samples: sorted.length, p50Ms: Math.round(percentile(sorted, 50)), p95Ms: Math.round(percentile(sorted, 95)) };
+}
+
+async function main(): Promise<void> {
+  const page = await startPage();
+  const root = await mkdtemp(path.join(tmpdir(), 'bench-lifecycle-floor-'));
+  // Bare profiles' browser uids must pass this folder, as the service's profiles folder lets them.
+  await chmod(root, 0o711);
+  const rows: Row[] = [];
+  let browserless: BrowserlessServer | null = null;
+  try {
+    rows.push(...(await measure('floor: bare Chromium launch + puppeteer + page + navigate + close', await floorCycle(root, page.url))));
+
+    const local = await serviceCycle({ OPERATOR_BROWSER: 'local' }, page.url);
+    try {
+      rows.push(...(await measure('service, local Chromium', local.cycle)));
+    } finally {
+      await local.service.stop();
+      await rm(local.dataDir, { recursive: true, force: true });
+    }
+
+    browserless = await startBrowserlessServer({ concurrent: 12, queued: 0 });
+    const remote = await serviceCycle({ OPERATOR_BROWSER: 'browserless', BROWSERLESS_URL: browserless.url }, page.url);
+    try {
+      rows.push(...(await measure('service, browserless on this machine', remote.cycle)));
+    } finally {
+      await remote.service.stop();
+      await rm(remote.dataDir, { recursive: true, force: true });
+    }
+  } finally {
+    await browserless?.stop();
+    await rm(root, { recursive: true, force: true });
+    await page.close();
+  }
+  console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows }, null, 2));
+  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Steps at c1, p50 (ms) |\n|---|---|---|---|---|---|');
+  for (const { setup, concurrency, samples, p50Ms, p95Ms, stepsP50Ms } of rows) {
+    const steps = stepsP50Ms === undefined ? '' : Object.entries(stepsP50Ms).map(([name, ms]) => `${name} ${ms}`).join(', ');
+    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${steps} |`);
+  }
+}
+
+await main();

@@ -1,0 +1,40 @@
+import { sql } from 'drizzle-orm';
+import { index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestampMs } from './columns';
+
+export const cdpCloseReasons = ['client_closed', 'deleted', 'expired', 'key_revoked', 'device_gone', 'host_lost', 'shutdown'] as const;
+export type CdpCloseReason = (typeof cdpCloseReasons)[number];
+
+/**
+ * A customer's DevTools (CDP) access to a device: a one-time URL, then at most one
+ * connection, which holds the device's task slot (devices.cdp_session_id) while it is open.
+ */
+export const cdpSessions = pgTable(
+  'cdp_sessions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    spaceId: uuid('space_id').notNull(),
+    deviceId: uuid('device_id').notNull(),
+    /** The key that created it: its revocation ends the connection. */
+    keyId: text('key_id').notNull(),
+    /** SHA-256 (hex) of the URL's secret; the secret itself is shown once, on create. */
+    secretHash: text('secret_hash').notNull(),
+    createdAt: timestampMs('created_at').notNull().defaultNow(),
+    expiresAt: timestampMs('expires_at').notNull(),
+    /** Set when the secret was used: it never opens a second connection. */
+    connectedAt: timestampMs('connected_at'),
+    /** The instance whose process holds the connection (it runs the device's browser). */
+    connectionHostId: text('connection_host_id'),
+    /** Renewed by that instance while the connection is open; a stale one frees the slot. */
+    heartbeatAt: timestampMs('heartbeat_at'),
+    closedAt: timestampMs('closed_at'),
+    closeReason: text('close_reason', { enum: cdpCloseReasons }),
+  },
+  (table) => [
+    index('cdp_sessions_org_created_idx').on(table.orgId, table.createdAt),
+    index('cdp_sessions_open_idx')
+      .on(table.connectionHostId)
+      .where(sql`${table.connectedAt} is not null and ${table.closedAt} is null`),
+  ],
+);

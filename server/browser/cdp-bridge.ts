@@ -1,0 +1,294 @@
+import type { Browser, CDPSession } from 'puppeteer-core';
+import {
+  inDeviceContext,
+  isAllowedUrl,
+  isDeviceTarget,
+  parseCdpCommand,
+  ROOT_RULES,
+  sessionRule,
+  type CdpCommand,
+  type CdpScope,
+  type TargetInfoLike,
+} from './cdp-rules.js';
+import type { CdpChannel, CdpChannelEnd } from './types.js';
+
+type Params = Record<string, unknown>;
+type Send = (method: string, params?: Params) => Promise<unknown>;
+
+/** JSON-RPC's "server error": what a refused or failed command answers. */
+const REFUSED_CODE = -32000;
+const INVALID_REQUEST_CODE = -32600;
+/**
+ * Commands of one client waiting for the browser at once; past this a command is answered
+ * with an error at once, so a client cannot pile up work in the service's connection.
+ */
+export const MAX_COMMANDS_IN_FLIGHT = 1_000;
+
+function sendOn(session: CDPSession): Send {
+  // puppeteer types send() by its protocol map; the bridge relays methods by name.
+  return (session.send as unknown as Send).bind(session);
+}
+
+/**
+ * One client's DevTools connection to a device's browser, multiplexed on the connection
+ * the service already holds (a pipe to a local Chromium, a WebSocket to browserless): the
+ * client gets a browser-level session of its own (Target.attachToTarget on the browser
+ * target, flatten mode), so its auto-attach and discovery settings never touch the
+ * service's, and every session it opens from there is its own. Commands pass the rules of
+ * cdp-rules.ts; events and answers that name targets are filtered to the device's.
+ *
+ * Answers travel through puppeteer, so an event Chrome sent just after an answer can
+ * reach the client just before it (never the other way round).
+ */
+export class CdpBridge implements CdpChannel {
+  readonly #root: CDPSession;
+  readonly #scope: CdpScope;
+  readonly #deliver: (message: string) => void;
+  readonly #onEnd: (reason: CdpChannelEnd) => void;
+  /** The client's sessions of device targets, by session id. */
+  readonly #sessions = new Map<string, CDPSession>();
+  /** Device targets the client has been told about, for the events that carry only an id. */
+  readonly #knownTargets = new Set<string>();
+  #ended = false;
+  #inFlight = 0;
+  #stopWatchingBrowser: () => void = () => undefined;
+
+  private constructor(root: CDPSession, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
+    this.#root = root;
+    this.#scope = scope;
+    this.#deliver = deliver;
+    this.#onEnd = onEnd;
+  }
+
+  static async open(browser: Browser, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpBridge> {
+    const root = await browser.target().createCDPSession();
+    const bridge = new CdpBridge(root, scope, deliver, onEnd);
+    root.on('*' as never, ((method: unknown, params: unknown) => bridge.#rootEvent(method, params as Params)) as never);
+    const gone = () => bridge.#end('browser_gone');
+    browser.once('disconnected', gone);
+    bridge.#stopWatchingBrowser = () => browser.off('disconnected', gone);
+    return bridge;
+  }
+
+  receive(text: string): void {
+    if (this.#ended) return;
+    const command = parseCdpCommand(text);
+    if ('invalid' in command) {
+      this.#answerError(command.id ?? 0, undefined, INVALID_REQUEST_CODE, 'Messages are CDP commands: {"id": <integer>, "method": "Domain.method", "params"?: {...}, "sessionId"?: "..."}.');
+      return;
+    }
+    if (this.#inFlight >= MAX_COMMANDS_IN_FLIGHT) {
+      this.#refuse(command, `More than ${MAX_COMMANDS_IN_FLIGHT} commands are waiting for an answer; wait for some first.`);
+      return;
+    }
+    this.#inFlight += 1;
+    void this.#handle(command)
+      .catch((error: unknown) => this.#answerFailure(command, error))
+      .finally(() => {
+        this.#inFlight -= 1;
+      });
+  }
+
+  async close(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#stopWatchingBrowser();
+    await Promise.all([...this.#sessions.values()].map((session) => session.detach().catch(() => undefined)));
+    this.#sessions.clear();
+    await this.#root.detach().catch(() => undefined);
+  }
+
+  #end(reason: CdpChannelEnd): void {
+    if (this.#ended) return;
+    void this.close();
+    this.#onEnd(reason);
+  }
+
+  async #handle(command: CdpCommand): Promise<void> {
+    if (command.sessionId !== undefined) return this.#handleOnSession(command, command.sessionId);
+    const rule = ROOT_RULES[command.method];
+    const send = sendOn(this.#root);
+    const { params } = command;
+    switch (rule?.kind) {
+      case undefined:
+        return this.#refuse(command, `${command.method} is not available through this service's CDP access (docs/api.md, "CDP access").`);
+      case 'forward':
+        return this.#answer(command, await send(command.method, params));
+      case 'answer':
+        return this.#answer(command, rule.result);
+      case 'end_connection':
+        this.#answer(command, {});
+        return this.#end('client_closed_browser');
+      case 'whole_browser_only':
+        if (this.#scope.contextId !== null) return this.#refuse(command, `${command.method} acts on a browser other devices share.`);
+        return this.#answer(command, await send(command.method, params));
+      case 'device_context': {
+        const confined = inDeviceContext(this.#scope, params);
+        if (confined === null) return this.#refuse(command, 'Only the device\'s own browser context (the default one) can be named.');
+        return this.#answer(command, await send(command.method, confined));
+      }
+      case 'device_target': {
+        const targetId = params[rule.param];
+        if (targetId === undefined && rule.optional) return this.#answer(command, await send(command.method, params));
+        if (!(await this.#isDeviceTargetId(targetId))) return this.#refuse(command, 'No target with given id found');
+        return this.#answer(command, await send(command.method, params));
+      }
+      case 'create_target': {
+        if (!isAllowedUrl(params.url)) return this.#refuse(command, 'Only http:, https:, data: and about:blank URLs can be opened.');
+        const confined = inDeviceContext(this.#scope, params);
+        if (confined === null) return this.#refuse(command, 'Only the device\'s own browser context (the default one) can be named.');
+        const { targetId } = (await send(command.method, confined)) as { targetId: string };
+        this.#knownTargets.add(targetId);
+        return this.#answer(command, { targetId });
+      }
+      case 'attach':
+        if (params.flatten !== true) return this.#refuse(command, 'Only flatten mode ("flatten": true) is supported.');
+        if (!(await this.#isDeviceTargetId(params.targetId))) return this.#refuse(command, 'No target with given id found');
+        return this.#answer(command, await send(command.method, params));
+      case 'detach': {
+        const sessionId = params.sessionId;
+        if (typeof sessionId !== 'string' || !this.#sessions.has(sessionId)) return this.#refuse(command, 'No session with given id');
+        return this.#answer(command, await send(command.method, { sessionId }));
+      }
+      case 'list_targets': {
+        const { targetInfos } = (await send(command.method, params)) as { targetInfos: TargetInfoLike[] };
+        const visible = targetInfos.filter((info) => isDeviceTarget(this.#scope, info));
+        for (const info of visible) this.#knownTargets.add(info.targetId);
+        return this.#answer(command, { targetInfos: visible });
+      }
+      case 'auto_attach':
+        if (params.autoAttach === true && params.flatten !== true) return this.#refuse(command, 'Only flatten mode ("flatten": true) is supported.');
+        return this.#answer(command, await send(command.method, params));
+    }
+  }
+
+  async #handleOnSession(command: CdpCommand, sessionId: string): Promise<void> {
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined) return this.#refuse(command, `Session with given id not found.`);
+    const rule = sessionRule(command.method);
+    const send = sendOn(session);
+    let params = command.params;
+    switch (rule.kind) {
+      case 'refuse':
+        return this.#refuse(command, `${command.method} is not available through this service's CDP access (docs/api.md, "CDP access").`);
+      case 'url':
+        if (!(rule.optional && params[rule.param] === undefined) && !isAllowedUrl(params[rule.param])) {
+          return this.#refuse(command, 'Only http:, https:, data: and about:blank URLs can be opened.');
+        }
+        break;
+      case 'without':
+        if (params[rule.param] !== undefined) return this.#refuse(command, `${rule.param} cannot be given on a target's session.`);
+        break;
+      case 'device_context': {
+        const confined = inDeviceContext(this.#scope, params);
+        if (confined === null) return this.#refuse(command, 'Only the device\'s own browser context (the default one) can be named.');
+        params = confined;
+        break;
+      }
+      case 'forward':
+        break;
+    }
+    this.#answer(command, await send(command.method, params));
+  }
+
+  /** Events of the client's browser-level session: only what concerns device targets gets through. */
+  #rootEvent(method: unknown, params: Params): void {
+    if (this.#ended || typeof method !== 'string' || !method.includes('.')) return;
+    switch (method) {
+      case 'Target.attachedToTarget':
+        return this.#attached(params, undefined);
+      case 'Target.detachedFromTarget':
+        return this.#detached(params, undefined);
+      case 'Target.targetCreated':
+      case 'Target.targetInfoChanged': {
+        const info = params.targetInfo as TargetInfoLike;
+        if (!isDeviceTarget(this.#scope, info)) return;
+        this.#knownTargets.add(info.targetId);
+        return this.#emit(method, params, undefined);
+      }
+      case 'Target.targetDestroyed':
+      case 'Target.targetCrashed': {
+        const targetId = params.targetId as string;
+        if (!this.#knownTargets.has(targetId)) return;
+        if (method === 'Target.targetDestroyed') this.#knownTargets.delete(targetId);
+        return this.#emit(method, params, undefined);
+      }
+      default:
+        // Browser-wide events (downloads of any context, ...) are not the client's.
+        return;
+    }
+  }
+
+  /**
+   * A target attached to one of the client's sessions. A device target becomes one of the
+   * client's sessions; any other (another device's page, the browser's own UI) is let go
+   * unseen, resumed first if Chrome holds it for the debugger.
+   */
+  #attached(params: Params, parentSessionId: string | undefined): void {
+    const info = params.targetInfo as TargetInfoLike;
+    const sessionId = params.sessionId as string;
+    const session = this.#root.connection()?.session(sessionId) ?? null;
+    if (session === null) return;
+    if (parentSessionId === undefined && !isDeviceTarget(this.#scope, info)) {
+      const send = sendOn(session);
+      if (params.waitingForDebugger === true) void send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+      void session.detach().catch(() => undefined);
+      return;
+    }
+    this.#sessions.set(sessionId, session);
+    this.#knownTargets.add(info.targetId);
+    session.on('*' as never, ((childMethod: unknown, childParams: unknown) => this.#sessionEvent(sessionId, childMethod, childParams as Params)) as never);
+    this.#emit('Target.attachedToTarget', params, parentSessionId);
+  }
+
+  #detached(params: Params, parentSessionId: string | undefined): void {
+    const sessionId = params.sessionId as string;
+    if (!this.#sessions.delete(sessionId)) return;
+    this.#emit('Target.detachedFromTarget', params, parentSessionId);
+  }
+
+  #sessionEvent(sessionId: string, method: unknown, params: Params): void {
+    if (this.#ended || typeof method !== 'string' || !method.includes('.') || !this.#sessions.has(sessionId)) return;
+    // Frames and workers of a device target belong to the device.
+    if (method === 'Target.attachedToTarget') return this.#attached(params, sessionId);
+    if (method === 'Target.detachedFromTarget') return this.#detached(params, sessionId);
+    this.#emit(method, params, sessionId);
+  }
+
+  async #isDeviceTargetId(targetId: unknown): Promise<boolean> {
+    if (typeof targetId !== 'string') return false;
+    try {
+      const { targetInfo } = (await sendOn(this.#root)('Target.getTargetInfo', { targetId })) as { targetInfo: TargetInfoLike };
+      return isDeviceTarget(this.#scope, targetInfo);
+    } catch {
+      return false;
+    }
+  }
+
+  #emit(method: string, params: Params, sessionId: string | undefined): void {
+    this.#deliver(JSON.stringify(sessionId === undefined ? { method, params } : { method, params, sessionId }));
+  }
+
+  #answer(command: CdpCommand, result: unknown): void {
+    if (this.#ended && command.method !== 'Browser.close') return;
+    this.#deliver(JSON.stringify(command.sessionId === undefined ? { id: command.id, result } : { id: command.id, result, sessionId: command.sessionId }));
+  }
+
+  #refuse(command: CdpCommand, message: string): void {
+    this.#answerError(command.id, command.sessionId, REFUSED_CODE, message);
+  }
+
+  #answerFailure(command: CdpCommand, error: unknown): void {
+    // Chrome's own refusal (bad params, no such node) goes back as Chrome worded it.
+    const protocol = error as { code?: unknown; originalMessage?: unknown };
+    const code = typeof protocol.code === 'number' ? protocol.code : REFUSED_CODE;
+    const message = typeof protocol.originalMessage === 'string' && protocol.originalMessage !== '' ? protocol.originalMessage : 'The command failed; the target may have closed.';
+    this.#answerError(command.id, command.sessionId, code, message);
+  }
+
+  #answerError(id: number, sessionId: string | undefined, code: number, message: string): void {
+    if (this.#ended) return;
+    const error = { code, message };
+    this.#deliver(JSON.stringify(sessionId === undefined ? { id, error } : { id, error, sessionId }));
+  }
+}

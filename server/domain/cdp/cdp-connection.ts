@@ -1,0 +1,154 @@
+import { and, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../../db/client';
+import { apiKeys, cdpSessions, devices, type CdpCloseReason } from '../../../db/schema';
+import { ApiError } from '../../core/errors';
+import { recordAudit } from '../audit/record-audit';
+import { dbNow } from '../db-clock';
+import { parsePublicId, toPublicId } from '../ids';
+import { actorOf, systemActor, type Actor, type Principal } from '../keys/principal';
+import { secretMatches } from '../secret-hash';
+import { isCdpSecretShaped } from './cdp-secret';
+import { auditedCdpSession, isCdpSessionOpen, loadCdpSessionForCaller, type CdpSessionRow } from './cdp-session-resource';
+
+// The life of a CDP connection in the database. A connection holds the device's task
+// slot in devices.cdp_session_id (task submits check it as they check current_task_id,
+// and idle suspend and sleep leave such a device alone); the instance holding the socket
+// renews heartbeat_at, and a connection whose instance stopped renewing is closed by any
+// instance's sweep, freeing the slot.
+
+/** Past this without a heartbeat, a connection's instance is taken to be gone. */
+export const CDP_HEARTBEAT_STALE_MS = 30_000;
+
+/**
+ * The CDP session a handshake names, if its secret matches and it may still connect;
+ * nothing changes. The instance a client reached uses it to find the device before
+ * relaying; the device's own instance claims. Unknown ids and wrong secrets are the same
+ * 401 invalid_session_token; a used, closed or expired one is 410 session_expired.
+ */
+export async function peekCdpSession(db: Db, publicId: string, secret: string | null): Promise<CdpSessionRow> {
+  const id = parsePublicId('cdpSession', publicId);
+  if (id === null || secret === null || !isCdpSecretShaped(secret)) throw new ApiError('invalid_session_token');
+  const [row] = await db.select().from(cdpSessions).where(eq(cdpSessions.id, id));
+  if (row === undefined || !secretMatches(secret, row.secretHash)) throw new ApiError('invalid_session_token');
+  if (row.connectedAt !== null || !isCdpSessionOpen(row)) throw new ApiError('session_expired');
+  return row;
+}
+
+/**
+ * Uses the secret and takes the device's slot for this connection, on `hostId` (the
+ * instance running the device's browser), in one transaction: the secret never opens a
+ * second connection, and of a task submit and a connection only one wins the slot.
+ */
+export async function claimCdpConnection(db: Db, hostId: string, publicId: string, secret: string | null): Promise<CdpSessionRow> {
+  const seen = await peekCdpSession(db, publicId, secret);
+  return db.transaction(async (tx) => {
+    const [row] = await tx.select().from(cdpSessions).where(eq(cdpSessions.id, seen.id)).for('update');
+    if (row === undefined || row.connectedAt !== null || !isCdpSessionOpen(row)) throw new ApiError('session_expired');
+    const [key] = await tx.select({ revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.keyId, row.keyId));
+    if (key === undefined || key.revokedAt !== null) throw new ApiError('session_expired');
+    const [device] = await tx.select().from(devices).where(eq(devices.id, row.deviceId)).for('update');
+    if (device === undefined || device.status === 'terminated') throw new ApiError('device_terminated');
+    if (device.status !== 'active') throw new ApiError('device_not_ready');
+    if (device.currentTaskId !== null) throw new ApiError('device_busy');
+    if (device.cdpSessionId !== null) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
+    await tx.update(devices).set({ cdpSessionId: row.id, lastActiveAt: dbNow() }).where(eq(devices.id, device.id));
+    const [connected] = await tx
+      .update(cdpSessions)
+      .set({ connectedAt: dbNow(), connectionHostId: hostId, heartbeatAt: dbNow() })
+      .where(eq(cdpSessions.id, row.id))
+      .returning();
+    await recordAudit(tx, { orgId: row.orgId, actor: row.keyId, requestId: null }, { action: 'operator.cdp_session.connected', ...auditedCdpSession(row), details: { device_id: toPublicId('device', row.deviceId) } });
+    return connected!;
+  });
+}
+
+/** Closes the session (if still open) and gives the device's slot back (if it still holds it). */
+async function closeAndFree(tx: Tx, actor: Actor, row: CdpSessionRow, reason: CdpCloseReason): Promise<void> {
+  await tx.update(cdpSessions).set({ closedAt: dbNow(), closeReason: reason }).where(eq(cdpSessions.id, row.id));
+  await tx
+    .update(devices)
+    .set({ cdpSessionId: null, lastActiveAt: dbNow() })
+    .where(and(eq(devices.id, row.deviceId), eq(devices.cdpSessionId, row.id)));
+  await recordAudit(tx, actor, { action: 'operator.cdp_session.closed', ...auditedCdpSession(row), details: { device_id: toPublicId('device', row.deviceId), reason } });
+}
+
+/** The connection ended (client, expiry, revocation, device gone): recorded once, slot freed. */
+export async function releaseCdpConnection(db: Db, cdpSessionId: string, reason: CdpCloseReason): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx.select().from(cdpSessions).where(eq(cdpSessions.id, cdpSessionId)).for('update');
+    if (row === undefined) return;
+    if (row.closedAt !== null) {
+      // Closed already (DELETE): only the slot may still need giving back.
+      await tx.update(devices).set({ cdpSessionId: null }).where(and(eq(devices.id, row.deviceId), eq(devices.cdpSessionId, row.id)));
+      return;
+    }
+    // An expired session closes as expired, whatever ended its socket last.
+    await closeAndFree(tx, systemActor(row.orgId), row, row.expiresAt <= new Date() ? 'expired' : reason);
+  });
+}
+
+/**
+ * DELETE /v1/cdp_sessions/{id}: the session closes, its connection (on whichever
+ * instance) within a second, and the device's slot is free at once. Closed or expired
+ * already: 410 session_expired.
+ */
+export async function deleteCdpSession(db: Db, principal: Principal, requestId: string, publicId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await loadCdpSessionForCaller(tx, principal, publicId);
+    if (!isCdpSessionOpen(row)) throw new ApiError('session_expired');
+    await closeAndFree(tx, actorOf(principal, requestId), row, 'deleted');
+  });
+}
+
+/**
+ * Of the connections `ids` (held here), those that must end now, with why: closed by
+ * DELETE, expired, their key revoked, or their device no longer active or no longer held
+ * by them (deleted, slept, lost).
+ */
+export async function endedCdpConnections(db: Db, ids: string[]): Promise<Map<string, CdpCloseReason>> {
+  const ended = new Map<string, CdpCloseReason>();
+  if (ids.length === 0) return ended;
+  const rows = await db
+    .select({
+      id: cdpSessions.id,
+      closedAt: cdpSessions.closedAt,
+      closeReason: cdpSessions.closeReason,
+      expiresAt: cdpSessions.expiresAt,
+      keyRevokedAt: apiKeys.revokedAt,
+      deviceStatus: devices.status,
+      deviceHolder: devices.cdpSessionId,
+    })
+    .from(cdpSessions)
+    .leftJoin(apiKeys, eq(apiKeys.keyId, cdpSessions.keyId))
+    .leftJoin(devices, eq(devices.id, cdpSessions.deviceId))
+    .where(inArray(cdpSessions.id, ids));
+  const now = new Date();
+  const found = new Set(rows.map((row) => row.id));
+  for (const id of ids) if (!found.has(id)) ended.set(id, 'device_gone');
+  for (const row of rows) {
+    if (row.closedAt !== null) ended.set(row.id, row.closeReason ?? 'deleted');
+    else if (row.expiresAt <= now) ended.set(row.id, 'expired');
+    else if (row.keyRevokedAt !== null) ended.set(row.id, 'key_revoked');
+    else if (row.deviceStatus !== 'active' || row.deviceHolder !== row.id) ended.set(row.id, 'device_gone');
+  }
+  return ended;
+}
+
+/** The holding instance's sign of life for its open connections. */
+export async function heartbeatCdpConnections(db: Db, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.update(cdpSessions).set({ heartbeatAt: dbNow() }).where(and(inArray(cdpSessions.id, ids), isNull(cdpSessions.closedAt)));
+}
+
+/**
+ * Closes connections nobody holds any more: `hostId`'s (at its start, its sockets died
+ * with its previous process), or, without one, any whose instance stopped renewing them.
+ * Returns how many were closed.
+ */
+export async function closeAbandonedCdpConnections(db: Db, hostId: string | null): Promise<number> {
+  const open = and(isNotNull(cdpSessions.connectedAt), isNull(cdpSessions.closedAt));
+  const abandoned = hostId !== null ? and(open, eq(cdpSessions.connectionHostId, hostId)) : and(open, lt(cdpSessions.heartbeatAt, sql`now() - make_interval(secs => ${CDP_HEARTBEAT_STALE_MS / 1000})`));
+  const rows = await db.select({ id: cdpSessions.id }).from(cdpSessions).where(abandoned);
+  for (const { id } of rows) await releaseCdpConnection(db, id, 'host_lost');
+  return rows.length;
+}

@@ -1,0 +1,55 @@
+import { and, eq } from 'drizzle-orm';
+import { z } from 'zod';
+import type { DbOrTx } from '../../../db/client';
+import { cdpSessions } from '../../../db/schema';
+import { ApiError } from '../../core/errors';
+import { parsePublicId, toPublicId } from '../ids';
+import type { Principal } from '../keys/principal';
+import { assertSpaceAccess } from '../spaces/space-access';
+
+/** POST /v1/devices/{id}/cdp's answer; `cdp_url` (with its one-time secret) is shown only here. */
+export const CdpSessionSchema = z.object({
+  object: z.literal('cdp_session'),
+  id: z.string(),
+  device_id: z.string(),
+  cdp_url: z.string(),
+  expires_at: z.string(),
+});
+export type CdpSession = z.infer<typeof CdpSessionSchema>;
+
+export type CdpSessionRow = typeof cdpSessions.$inferSelect;
+
+/** Where the DevTools socket of a CDP session is, on the API origin (`wss:` for https). */
+export function cdpSocketPath(cdpSessionId: string): string {
+  return `/v1/cdp_sessions/${toPublicId('cdpSession', cdpSessionId)}/devtools`;
+}
+
+export function cdpUrl(publicUrl: string, cdpSessionId: string, secret: string): string {
+  return `${publicUrl.replace(/^http/, 'ws')}${cdpSocketPath(cdpSessionId)}?token=${secret}`;
+}
+
+/** Not closed and not past its expiry. */
+export function isCdpSessionOpen(row: Pick<CdpSessionRow, 'closedAt' | 'expiresAt'>, now = new Date()): boolean {
+  return row.closedAt === null && row.expiresAt > now;
+}
+
+/**
+ * The caller's CDP session by public id: malformed, absent and other organizations' ids
+ * are the same 404 cdp_session_not_found; one in a Space the key does not hold is 403.
+ */
+export async function loadCdpSessionForCaller(db: DbOrTx, principal: Principal, publicId: string): Promise<CdpSessionRow> {
+  const id = parsePublicId('cdpSession', publicId);
+  if (id === null) throw new ApiError('cdp_session_not_found');
+  const [row] = await db
+    .select()
+    .from(cdpSessions)
+    .where(and(eq(cdpSessions.id, id), eq(cdpSessions.orgId, principal.orgId)))
+    .for('update');
+  if (row === undefined) throw new ApiError('cdp_session_not_found');
+  assertSpaceAccess(principal, row.spaceId);
+  return row;
+}
+
+export function auditedCdpSession(row: CdpSessionRow): { resourceType: string; resourceId: string; spaceId: string } {
+  return { resourceType: 'cdp_session', resourceId: toPublicId('cdpSession', row.id), spaceId: row.spaceId };
+}

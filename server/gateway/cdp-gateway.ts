@@ -1,0 +1,260 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { CdpChannel } from '../browser';
+import type { CdpCloseReason } from '../../db/schema';
+import { ApiError } from '../core/errors';
+import {
+  claimCdpConnection,
+  closeAbandonedCdpConnections,
+  endedCdpConnections,
+  heartbeatCdpConnections,
+  peekCdpSession,
+  releaseCdpConnection,
+} from '../domain/cdp/cdp-connection';
+import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
+import { deviceHostId } from '../domain/hosts/device-host';
+import { hostInternalUrl } from '../domain/hosts/host-registry';
+import { newPublicId } from '../domain/ids';
+import type { Services } from '../services/services';
+import { refuseHandshake, writeRefusal } from './handshake-refusal';
+import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+
+const CDP_PATH = /^\/v1\/cdp_sessions\/([^/?#]+)\/devtools\/?(?:\?(.*))?$/i;
+/** A client's message (a command); the browser's answers may be larger. */
+const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** Answers and events a client has not read yet; past this it is too slow and is cut off. */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/** Deletion, expiry, a deleted or lost device: noticed within this. */
+const CHECK_MS = 1_000;
+/** How often this instance renews its connections and closes other instances' abandoned ones. */
+const HEARTBEAT_MS = 10_000;
+
+/** Close frames the client gets, by why the connection ended. */
+const CLOSE_REASONS: Record<CdpCloseReason, { code: number; reason: string }> = {
+  client_closed: { code: 1000, reason: 'closed' },
+  deleted: { code: 4001, reason: 'cdp_session_deleted' },
+  expired: { code: 4002, reason: 'cdp_session_expired' },
+  key_revoked: { code: 4003, reason: 'key_revoked' },
+  device_gone: { code: 4004, reason: 'device_gone' },
+  host_lost: { code: 1011, reason: 'host_lost' },
+  shutdown: { code: 1001, reason: 'shutting_down' },
+};
+
+interface Connection {
+  row: CdpSessionRow;
+  socket: WebSocket;
+  channel: CdpChannel;
+  stopWatchingKey: () => void;
+  ended: boolean;
+}
+
+/** The secret of a CDP URL: the `token` query parameter. */
+function secretOf(query: string | undefined): string | null {
+  return new URLSearchParams(query ?? '').get('token');
+}
+
+/**
+ * The DevTools WebSocket of CDP sessions at `/v1/cdp_sessions/{id}/devtools?token=…`. The
+ * instance a client reaches checks the secret without using it and, when another instance
+ * runs the device's browser, relays the socket there; the instance with the browser uses
+ * the secret, takes the device's task slot and bridges the client to the browser
+ * (server/browser/cdp-bridge.ts). It ends a connection when its session is deleted or
+ * expires, its key is revoked, or its device stops being active, and gives the slot back.
+ */
+export class CdpGateway {
+  readonly #services: Services;
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
+  readonly #connections = new Map<string, Connection>();
+  readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
+  /** Releases in flight, so close() waits for them before the database goes. */
+  readonly #releases = new Set<Promise<void>>();
+  #check: NodeJS.Timeout | null = null;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(services: Services) {
+    this.#services = services;
+  }
+
+  /** Closes what this host's previous process left open (its sockets died with it), then watches. */
+  async start(): Promise<void> {
+    const closed = await closeAbandonedCdpConnections(this.#services.db, this.#services.hostId);
+    if (closed > 0) this.#services.log.info({ closed }, 'closed CDP connections of the previous run');
+    this.#check = setInterval(() => void this.#checkAll(), CHECK_MS);
+    this.#check.unref();
+    this.#heartbeat = setInterval(() => void this.#renew(), HEARTBEAT_MS);
+    this.#heartbeat.unref();
+  }
+
+  get socketCount(): number {
+    return this.#connections.size + this.#relays.size;
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const match = CDP_PATH.exec(req.url ?? '');
+    if (match === null) return false;
+    void this.#accept(req, socket, head, match[1]!, secretOf(match[2]));
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#check !== null) clearInterval(this.#check);
+    if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
+    for (const connection of this.#connections.values()) this.#end(connection, 'shutdown');
+    for (const { client } of this.#relays) client.close(CLOSE_REASONS.shutdown.code, CLOSE_REASONS.shutdown.reason);
+    this.#wss.close();
+    await Promise.all(this.#releases);
+  }
+
+  async #accept(req: IncomingMessage, socket: Duplex, head: Buffer, publicId: string, secret: string | null): Promise<void> {
+    const requestId = newPublicId('request');
+    let row: CdpSessionRow | null = null;
+    let channel: CdpChannel | null = null;
+    let socketForChannel: WebSocket | null = null;
+    const early: string[] = [];
+    try {
+      if (this.#closed) throw new ApiError('device_not_ready');
+      const seen = await this.#services.authThrottle.check(req, () => peekCdpSession(this.#services.db, publicId, secret));
+      const handle = this.#services.browserPool.get(seen.deviceId);
+      if (handle === undefined && req.headers[RELAYED_HEADER] === undefined) {
+        const relay = await this.#openRelay(seen, req.url ?? '');
+        if (relay !== null) {
+          this.#upgrade(req, socket, head, (client) => this.#relay(client, relay), () => relay.upstream.close());
+          return;
+        }
+      }
+      if (handle === undefined) throw new ApiError('device_not_ready');
+      row = await claimCdpConnection(this.#services.db, this.#services.hostId, publicId, secret);
+      const claimed = row;
+      channel = await handle
+        .openCdpChannel(
+          (message) => (socketForChannel === null ? early.push(message) : this.#deliver(claimed.id, message)),
+          (reason) => {
+            const connection = this.#connections.get(claimed.id);
+            if (connection !== undefined) this.#end(connection, reason === 'client_closed_browser' ? 'client_closed' : 'device_gone');
+          },
+        )
+        .catch(() => Promise.reject(new ApiError('device_not_ready')));
+    } catch (error) {
+      if (row !== null) this.#track(releaseCdpConnection(this.#services.db, row.id, 'device_gone'));
+      if (error instanceof RelayRefused) writeRefusal(socket, error.status, error.body, requestId, error.headers);
+      else refuseHandshake(socket, requestId, error, this.#services, 'CDP handshake failed');
+      return;
+    }
+    // Both set once the try above finished (TypeScript does not follow it through the callbacks).
+    const claimed = row as CdpSessionRow;
+    const opened = channel as CdpChannel;
+    this.#upgrade(
+      req,
+      socket,
+      head,
+      (ws) => {
+        socketForChannel = ws;
+        this.#open(ws, claimed, opened);
+        for (const message of early) this.#deliver(claimed.id, message);
+      },
+      () => {
+        void opened.close();
+        this.#track(releaseCdpConnection(this.#services.db, claimed.id, 'client_closed'));
+      },
+    );
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (ws: WebSocket) => void, onRefused: () => void): void {
+    let opened = false;
+    if (socket.destroyed) return onRefused();
+    socket.once('close', () => {
+      if (!opened) onRefused();
+    });
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      opened = true;
+      onOpen(ws);
+    });
+  }
+
+  /** The socket on the instance running the device's browser, or null when that is here or nowhere. */
+  async #openRelay(row: CdpSessionRow, pathAndQuery: string): Promise<Relay | null> {
+    const hostId = await deviceHostId(this.#services.db, row.deviceId);
+    if (hostId === null || hostId === this.#services.hostId) return null;
+    const target = await hostInternalUrl(this.#services.db, hostId);
+    if (target === null) return null;
+    // Only the path this gateway serves is passed on, whatever else the request line held.
+    const query = pathAndQuery.includes('?') ? pathAndQuery.slice(pathAndQuery.indexOf('?')) : '';
+    try {
+      return await openRelay(target, `${cdpSocketPath(row.id)}${query}`, []);
+    } catch (error) {
+      if (error instanceof RelayRefused) throw error;
+      this.#services.log.warn({ err: error, hostId }, 'could not relay a CDP connection to its device host');
+      return null;
+    }
+  }
+
+  #relay(client: WebSocket, relay: Relay): void {
+    const pair = { client, upstream: relay.upstream };
+    this.#relays.add(pair);
+    pipeSockets(client, relay, () => this.#relays.delete(pair));
+  }
+
+  #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel): void {
+    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, ended: false };
+    this.#connections.set(row.id, connection);
+    connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      channel.receive(data.toString());
+    });
+    socket.on('close', () => this.#end(connection, 'client_closed'));
+    socket.on('error', () => this.#end(connection, 'client_closed'));
+  }
+
+  #deliver(cdpSessionId: string, message: string): void {
+    const connection = this.#connections.get(cdpSessionId);
+    if (connection === undefined || connection.ended) return;
+    if (connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return this.#end(connection, 'client_closed');
+    connection.socket.send(message);
+  }
+
+  #end(connection: Connection, reason: CdpCloseReason): void {
+    if (connection.ended) return;
+    connection.ended = true;
+    this.#connections.delete(connection.row.id);
+    connection.stopWatchingKey();
+    void connection.channel.close();
+    const close = CLOSE_REASONS[reason];
+    if (connection.socket.readyState === connection.socket.OPEN) connection.socket.close(close.code, close.reason);
+    this.#track(releaseCdpConnection(this.#services.db, connection.row.id, reason));
+  }
+
+  #track(release: Promise<void>): void {
+    const tracked: Promise<void> = release
+      .catch((error: unknown) => this.#services.log.error({ err: error }, 'could not record the end of a CDP connection'))
+      .finally(() => this.#releases.delete(tracked));
+    this.#releases.add(tracked);
+  }
+
+  async #checkAll(): Promise<void> {
+    const ids = [...this.#connections.keys()];
+    if (ids.length === 0) return;
+    try {
+      const ended = await endedCdpConnections(this.#services.db, ids);
+      for (const [id, reason] of ended) {
+        const connection = this.#connections.get(id);
+        if (connection !== undefined) this.#end(connection, reason);
+      }
+    } catch (error) {
+      this.#services.log.warn({ err: error }, 'could not check CDP connections');
+    }
+  }
+
+  async #renew(): Promise<void> {
+    try {
+      await heartbeatCdpConnections(this.#services.db, [...this.#connections.keys()]);
+      const closed = await closeAbandonedCdpConnections(this.#services.db, null);
+      if (closed > 0) this.#services.log.warn({ closed }, 'closed CDP connections whose instance stopped renewing them');
+    } catch (error) {
+      this.#services.log.warn({ err: error }, 'could not renew CDP connections');
+    }
+  }
+}

@@ -1,0 +1,437 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eq, sql } from 'drizzle-orm';
+import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { auditEvents, cdpSessions, devices as deviceTable } from '../../db/schema';
+import { suspendIdleDevices } from '../../server/domain/devices/device-upkeep';
+import { parsePublicId } from '../../server/domain/ids';
+import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
+import { DeviceTracker } from '../support/device-tracker';
+import { apiClient, type ApiCall } from '../support/http';
+import { waitForTaskEnd } from '../support/task-helpers';
+import { allScopes, createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
+
+// CDP access end to end, on real Chromium and PostgreSQL: Puppeteer and Playwright through
+// cdp_url, the task slot it holds, the ways a connection ends, the rules of what a client
+// may do, tenancy, and the relay from another instance.
+
+const PUBLIC_URL = 'https://operator.example';
+
+let test: TestService;
+let tenant: TestTenant;
+let api: ApiCall;
+let key: string;
+let pages: { url: (pathname: string) => string; close: () => Promise<void> };
+const devices = new DeviceTracker(() => api);
+
+/** Pages of the test: a titled page, and one that shows the cookies it was sent. */
+async function startPages(): Promise<typeof pages> {
+  const server = http.createServer((request, response) => {
+    response.setHeader('content-type', 'text/html; charset=utf-8');
+    if (request.url === '/cookies') response.end(`<!doctype html><title>Cookies</title><p id="cookies">${(request.headers.cookie ?? '').replace(/[<>&]/g, '')}</p>`);
+    else response.end('<!doctype html><title>CDP test page</title><p>Hello</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (pathname) => `http://127.0.0.1:${port}${pathname}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+beforeAll(async () => {
+  pages = await startPages();
+  test = await startTestService({ OPERATOR_PUBLIC_URL: PUBLIC_URL });
+  tenant = await createTenant(test);
+  key = await tenant.key(allScopes);
+  api = apiClient(test.url, key);
+});
+afterEach(() => devices.deleteAll());
+afterAll(async () => {
+  await test?.stop();
+  await pages?.close();
+});
+
+interface CdpSession {
+  id: string;
+  device_id: string;
+  cdp_url: string;
+  expires_at: string;
+}
+
+async function openCdp(device: string, call: ApiCall = api, body: Record<string, unknown> = {}): Promise<CdpSession> {
+  const created = await call('POST', `/v1/devices/${device}/cdp`, body);
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+/** cdp_url on the address the test reaches (its public origin is made up), path and secret unchanged. */
+function reachable(session: CdpSession, baseUrl = test.url): string {
+  const url = new URL(session.cdp_url);
+  return `${baseUrl.replace(/^http/, 'ws')}${url.pathname}${url.search}`;
+}
+
+async function slotHolder(device: string): Promise<string | null> {
+  const [row] = await test.service.services.db.select({ cdp: deviceTable.cdpSessionId }).from(deviceTable).where(eq(deviceTable.id, parsePublicId('device', device)!));
+  return row?.cdp ?? null;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function runTask(device: string, prompt: string): Promise<any> {
+  const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt });
+  expect(submitted.status).toBe(202);
+  return waitForTaskEnd(api, submitted.body.id);
+}
+
+/** A raw DevTools client, for what Puppeteer and Playwright never send. */
+async function rawClient(url: string): Promise<{ send: (method: string, params?: object, sessionId?: string) => Promise<any>; events: any[]; closed: Promise<{ code: number; reason: string }>; socket: WebSocket }> {
+  const socket = new WebSocket(url);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  let nextId = 1;
+  const waiting = new Map<number, (message: any) => void>();
+  const events: any[] = [];
+  socket.on('message', (data) => {
+    const message = JSON.parse(data.toString());
+    if (message.id !== undefined) waiting.get(message.id)?.(message);
+    else events.push(message);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  return {
+    socket,
+    events,
+    closed,
+    send: (method, params = {}, sessionId) =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        waiting.set(id, resolve);
+        socket.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }));
+      }),
+  };
+}
+
+describe('POST /v1/devices/{id}/cdp', () => {
+  it('answers a cdp_session whose cdp_url carries a one-time secret, stored only as a hash, and audits it', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device, api, { ttl_secs: 120 });
+    expect(session).toMatchObject({ object: 'cdp_session', device_id: device });
+    expect(session.id).toMatch(/^cdp_[0-9a-f-]{36}$/);
+    expect(session.cdp_url).toMatch(new RegExp(`^wss://operator\\.example/v1/cdp_sessions/${session.id}/devtools\\?token=cdptok_[A-Za-z0-9_-]{43}$`));
+    const lifetime = Date.parse(session.expires_at) - Date.now();
+    expect(lifetime).toBeGreaterThan(100_000);
+    expect(lifetime).toBeLessThanOrEqual(121_000);
+    const secret = new URL(session.cdp_url).searchParams.get('token')!;
+    const [row] = await test.service.services.db.select().from(cdpSessions).where(eq(cdpSessions.id, parsePublicId('cdpSession', session.id)!));
+    expect(JSON.stringify(row)).not.toContain(secret);
+    const audit = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
+    expect(audit.map((event) => event.action)).toEqual(['operator.cdp_session.created']);
+    expect(JSON.stringify(audit)).not.toContain(secret);
+  });
+
+  it('refuses a ttl_secs outside 60..3600 with 400 and param', async () => {
+    const device = await devices.create(tenant.spaceId);
+    for (const ttl of [59, 3601, 'long']) {
+      const refused = await api('POST', `/v1/devices/${device}/cdp`, { ttl_secs: ttl });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'invalid_request', param: 'ttl_secs' });
+    }
+  });
+
+  it("is 404 for another organization's device and cdp session, and needs operator:sessions:control", async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const other = await createTenant(test);
+    const otherApi = apiClient(test.url, await other.key(allScopes));
+    const foreignDevice = await otherApi('POST', `/v1/devices/${device}/cdp`, {});
+    expect(foreignDevice.status).toBe(404);
+    expect(foreignDevice.body.error.code).toBe('device_not_found');
+    const foreignSession = await otherApi('DELETE', `/v1/cdp_sessions/${session.id}`);
+    expect(foreignSession.status).toBe(404);
+    expect(foreignSession.body.error.code).toBe('cdp_session_not_found');
+    const watchOnly = apiClient(test.url, await tenant.key(['operator:sessions:write', 'operator:devices:read']));
+    expect((await watchOnly('POST', `/v1/devices/${device}/cdp`, {})).status).toBe(403);
+  });
+});
+
+describe('Puppeteer through cdp_url', () => {
+  it('opens a page served by the test, reads its title and sets a cookie the next task sees; the slot is held meanwhile; the secret works once', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
+    try {
+      const page = await browser.newPage();
+      await page.goto(pages.url('/page'));
+      expect(await page.title()).toBe('CDP test page');
+      await page.setCookie({ name: 'from_puppeteer', value: 'yes', url: pages.url('/') });
+
+      // The task slot is held: a submit and a sleep are refused, and idle suspend spares it.
+      expect(await slotHolder(device)).toBe(parsePublicId('cdpSession', session.id));
+      const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' });
+      expect(submitted.status).toBe(409);
+      expect(submitted.body.error.code).toBe('device_busy');
+      expect((await api('POST', `/v1/devices/${device}/sleep`)).body.error.code).toBe('device_busy');
+      // A second CDP session cannot be created while this one holds the device.
+      expect((await api('POST', `/v1/devices/${device}/cdp`, {})).body.error.code).toBe('device_busy');
+
+      // The secret opened this connection; it opens no other.
+      await expect(puppeteer.connect({ browserWSEndpoint: reachable(session) })).rejects.toThrow();
+    } finally {
+      await browser.disconnect();
+    }
+    await waitFor(async () => (await slotHolder(device)) === null);
+    const task = await runTask(device, `go to ${pages.url('/cookies')} then return the text of "#cookies"`);
+    expect(task.status).toBe('succeeded');
+    expect(JSON.stringify(task.result)).toContain('from_puppeteer=yes');
+
+    const audit = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
+    expect(audit.map((event) => event.action).sort()).toEqual(['operator.cdp_session.closed', 'operator.cdp_session.connected', 'operator.cdp_session.created']);
+  });
+});
+
+describe('the task slot', () => {
+  it('of a task submit and a CDP connection racing for the slot, exactly one wins', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const device = await devices.create(tenant.spaceId);
+      const session = await openCdp(device);
+      const [submitted, connected] = await Promise.all([
+        api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/page')} then return the title` }),
+        rawClient(reachable(session)).then(
+          (client) => client,
+          (error: Error) => error,
+        ),
+      ]);
+      const connectionWon = !(connected instanceof Error);
+      expect(submitted.status === 202, `round ${round}`).toBe(!connectionWon);
+      if (connectionWon) {
+        expect(submitted.body.error.code).toBe('device_busy');
+        connected.socket.close();
+        await connected.closed;
+      } else {
+        expect(connected.message).toMatch(/409/);
+        await waitForTaskEnd(api, submitted.body.id);
+      }
+      await devices.deleteAll();
+    }
+  });
+});
+
+describe('idle suspend', () => {
+  it('spares a device while a CDP connection is open, and suspends it once it closed', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device)));
+    const longAfter = new Date(Date.now() + 7 * 24 * 3600 * 1000);
+    expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
+    client.socket.close();
+    await waitFor(async () => (await slotHolder(device)) === null);
+    expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(1);
+    expect((await api('GET', `/v1/devices/${device}`)).body.status).toBe('sleeping');
+  });
+});
+
+describe('Playwright through cdp_url', () => {
+  it('connectOverCDP works: a page, its title, a cookie the next task sees; browser.close() ends the connection and keeps the device', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const browser = await chromium.connectOverCDP(reachable(session));
+    const context = browser.contexts()[0]!;
+    const page = await context.newPage();
+    await page.goto(pages.url('/page'));
+    expect(await page.title()).toBe('CDP test page');
+    await context.addCookies([{ name: 'from_playwright', value: 'yes', url: pages.url('/') }]);
+    expect((await context.cookies(pages.url('/'))).map((cookie) => cookie.name)).toContain('from_playwright');
+    expect((await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' })).status).toBe(409);
+    await browser.close();
+
+    await waitFor(async () => (await slotHolder(device)) === null);
+    const task = await runTask(device, `go to ${pages.url('/cookies')} then return the text of "#cookies"`);
+    expect(task.status).toBe('succeeded');
+    expect(JSON.stringify(task.result)).toContain('from_playwright=yes');
+  });
+});
+
+describe('what a client may do', () => {
+  it('refuses browser-wide and host-reaching methods and file:, chrome: and devtools: URLs; confines the rest to the device', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device)));
+    const refused = async (method: string, params: object = {}, sessionId?: string) => {
+      const answer = await client.send(method, params, sessionId);
+      expect(answer.error, method).toBeDefined();
+      expect(answer.result, method).toBeUndefined();
+    };
+    await refused('Browser.crash');
+    await refused('Browser.getBrowserCommandLine');
+    await refused('SystemInfo.getInfo');
+    await refused('Tracing.start');
+    await refused('Target.createBrowserContext');
+    await refused('Target.disposeBrowserContext', { browserContextId: 'x' });
+    await refused('Target.attachToBrowserTarget');
+    await refused('Target.exposeDevToolsProtocol', { targetId: 'x' });
+    await refused('Storage.getCookies', { browserContextId: 'another' });
+    for (const url of ['file:///etc/passwd', 'chrome://version', 'devtools://devtools/bundled/inspector.html', 'view-source:http://127.0.0.1/', 'javascript:alert(1)']) {
+      await refused('Target.createTarget', { url });
+    }
+    // A download path on the host is never set; the call is acknowledged and ignored.
+    expect((await client.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/tmp' })).result).toEqual({});
+
+    const { result: created } = await client.send('Target.createTarget', { url: 'about:blank' });
+    const { result: attached } = await client.send('Target.attachToTarget', { targetId: created.targetId, flatten: true });
+    const pageSession = attached.sessionId as string;
+    for (const url of ['file:///etc/passwd', 'chrome://settings', 'devtools://devtools/bundled/inspector.html']) {
+      await refused('Page.navigate', { url }, pageSession);
+    }
+    await refused('DOM.setFileInputFiles', { files: ['/etc/passwd'], nodeId: 1 }, pageSession);
+    await refused('Network.loadNetworkResource', { url: 'file:///etc/passwd', options: { disableCache: true, includeCredentials: false } }, pageSession);
+    await refused('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: '/tmp' }, pageSession);
+    await refused('Target.createTarget', { url: 'about:blank' }, pageSession);
+    await refused('Runtime.evaluate', { expression: '1' }, 'not-a-session-of-this-client');
+    const evaluated = await client.send('Runtime.evaluate', { expression: '6 * 7', returnByValue: true }, pageSession);
+    expect(evaluated.result.result.value).toBe(42);
+    // The browser target and Chrome's own UI are not among the targets a client sees.
+    const { result: listed } = await client.send('Target.getTargets');
+    expect(listed.targetInfos.length).toBeGreaterThan(0);
+    expect(listed.targetInfos.every((info: any) => ['tab', 'page'].includes(info.type) && !String(info.url).startsWith('chrome'))).toBe(true);
+    expect((await client.send('Target.getBrowserContexts')).result).toEqual({ browserContextIds: [] });
+    // Not a command at all: answered, and the connection stays.
+    client.socket.send('not json');
+    expect((await client.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
+    client.socket.close();
+    await client.closed;
+  });
+  it('answers commands past 1,000 waiting at once with an error, and the rest normally', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device)));
+    const { result: created } = await client.send('Target.createTarget', { url: 'about:blank' });
+    const { result: attached } = await client.send('Target.attachToTarget', { targetId: created.targetId, flatten: true });
+    const slow = { expression: 'new Promise((resolve) => setTimeout(() => resolve(1), 1500))', awaitPromise: true, returnByValue: true };
+    const answers = await Promise.all(Array.from({ length: 1_001 }, () => client.send('Runtime.evaluate', slow, attached.sessionId)));
+    expect(answers.filter((answer) => answer.result?.result?.value === 1)).toHaveLength(1_000);
+    expect(answers.filter((answer) => /commands are waiting/.test(answer.error?.message ?? ''))).toHaveLength(1);
+    client.socket.close();
+    await client.closed;
+  });
+});
+
+describe('the end of a connection', () => {
+  it('DELETE /v1/cdp_sessions/{id} closes the connection and frees the slot; a second DELETE is 410', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const client = await rawClient(reachable(session));
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    expect(await client.closed).toEqual({ code: 4001, reason: 'cdp_session_deleted' });
+    expect(await slotHolder(device)).toBeNull();
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).body.error.code).toBe('session_expired');
+    const task = await runTask(device, `go to ${pages.url('/page')} then return the title`);
+    expect(task.status).toBe('succeeded');
+  });
+
+  it('closes an unused cdp_url on DELETE too', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    await expect(rawClient(reachable(session))).rejects.toThrow(/410/);
+  });
+
+  it('deleting the device closes the connection', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device)));
+    expect((await api('DELETE', `/v1/devices/${device}`)).status).toBe(202);
+    expect((await client.closed).code).toBe(4004);
+  });
+
+  it('revoking the key that created it closes the connection', async () => {
+    const revocable = await tenant.key(allScopes);
+    const device = await devices.create(tenant.spaceId);
+    const client = await rawClient(reachable(await openCdp(device, apiClient(test.url, revocable))));
+    const keyId = revocable.split('_')[3]!;
+    await revokeApiKey(test.service.services.db, keyId, { publicUrl: PUBLIC_URL });
+    expect(await client.closed).toEqual({ code: 4003, reason: 'key_revoked' });
+    await waitFor(async () => (await slotHolder(device)) === null);
+  });
+
+  it('expiry closes the connection', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const client = await rawClient(reachable(session));
+    await test.service.services.db.update(cdpSessions).set({ expiresAt: sql`now()` }).where(eq(cdpSessions.id, parsePublicId('cdpSession', session.id)!));
+    expect(await client.closed).toEqual({ code: 4002, reason: 'cdp_session_expired' });
+    await waitFor(async () => (await slotHolder(device)) === null);
+    const [row] = await test.service.services.db.select().from(cdpSessions).where(eq(cdpSessions.id, parsePublicId('cdpSession', session.id)!));
+    expect(row?.closeReason).toBe('expired');
+  });
+
+  it('is metered as session_duration, from creation until closed', async () => {
+    const metered = await createTenant(test);
+    const meteredApi = apiClient(test.url, await metered.key(allScopes));
+    const created = await meteredApi('POST', '/v1/devices', { space_id: metered.spaceId });
+    const session = await openCdp(created.body.id, meteredApi);
+    const client = await rawClient(reachable(session));
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    expect((await meteredApi('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    await client.closed;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const usage = await meteredApi('GET', '/v1/usage');
+    const seconds = usage.body.data.find((row: any) => row.kind === 'session_duration').quantity;
+    // Closed after about 2 s: counted to the close, not to expires_at (900 s).
+    expect(seconds).toBeGreaterThanOrEqual(2);
+    expect(seconds).toBeLessThan(10);
+    await meteredApi('DELETE', `/v1/devices/${created.body.id}`);
+  });
+});
+
+describe('across instances', () => {
+  it('a cdp_url reached through another instance is relayed to the one running the device', async () => {
+    const other = await startAnotherInstance(test);
+    try {
+      const device = await devices.create(tenant.spaceId);
+      const session = await openCdp(device);
+      const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session, other.url), defaultViewport: null });
+      const page = await browser.newPage();
+      await page.goto(pages.url('/page'));
+      expect(await page.title()).toBe('CDP test page');
+      const submitted = await apiClient(other.url, key)('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' });
+      expect(submitted.body.error.code).toBe('device_busy');
+      const closed = new Promise<void>((resolve) => browser.once('disconnected', () => resolve()));
+      expect((await apiClient(other.url, key)('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+      await closed;
+      await waitFor(async () => (await slotHolder(device)) === null);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a stop records the end of its connections, and a restart closes what a crashed run left open', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const client = await rawClient(reachable(session));
+    const id = parsePublicId('cdpSession', session.id)!;
+    const db = () => test.service.services.db;
+    await test.restart();
+    expect((await client.closed).code).toBe(1001);
+    let [row] = await db().select().from(cdpSessions).where(eq(cdpSessions.id, id));
+    expect(row?.closeReason).toBe('shutdown');
+    expect(await slotHolder(device)).toBeNull();
+
+    // As a process killed outright leaves it: the connection open in the database, the slot held.
+    await db().update(cdpSessions).set({ closedAt: null, closeReason: null }).where(eq(cdpSessions.id, id));
+    await db().update(deviceTable).set({ cdpSessionId: id }).where(eq(deviceTable.id, parsePublicId('device', device)!));
+    await test.restart();
+    [row] = await db().select().from(cdpSessions).where(eq(cdpSessions.id, id));
+    expect(row?.closeReason).toBe('host_lost');
+    expect(await slotHolder(device)).toBeNull();
+  });
+});
