@@ -1,8 +1,8 @@
 import '@mantine/core/styles.css';
 import '@mantine/charts/styles.css';
-import { ColorSchemeScript, MantineProvider, mantineHtmlProps } from '@mantine/core';
+import { ColorSchemeScript, mantineHtmlProps } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { consoleTheme } from './theme';
+import { Providers } from './providers';
 
 export const metadata = {
   title: 'Browser Device Operator Service',
@@ -16,9 +16,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
         <ColorSchemeScript defaultColorScheme="light" />
       </head>
       <body>
-        <MantineProvider theme={consoleTheme} defaultColorScheme="light">
-          {children}
-        </MantineProvider>
+        <Providers>{children}</Providers>
       </body>
     </html>
   );
