@@ -63,6 +63,8 @@ test('with 1,000 organizations the list pages and searches', async ({ page }) =>
 });
 
 test('an organization’s page: escalation URL edited, device slept and woken, key minted, tasks, usage and audit; the task page shows its timeline', async ({ page, request }) => {
+  // A real task and a real device's sleep and wake, on a machine shared with other runs.
+  test.setTimeout(180_000);
   const { org_id: orgId } = admin('org:create', '--name', 'Pages E2E', '--max-devices', '5');
   const { space_id: spaceId } = admin('space:create', '--org', orgId, '--name', 'main');
   const { key } = admin('key:create', '--org', orgId, '--scopes', 'operator:devices:read,operator:devices:write,operator:tasks:read,operator:tasks:write');
