@@ -15,9 +15,7 @@ import type { OrganizationPage, OrganizationSearch } from './operator-view-schem
  */
 export async function searchOrganizations(db: Db, search: OrganizationSearch): Promise<OrganizationPage> {
   const text = search.query.trim();
-  const conditions: (SQL | undefined)[] =
-    text === '' ? [] : [or(ilike(organizations.name, `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`), isUuid(text.toLowerCase()) ? eq(organizations.id, text.toLowerCase()) : undefined)];
-  const where = and(...conditions);
+  const where = text === '' ? undefined : matching(text);
   const [rows, [total]] = await Promise.all([
     db
       .select()
@@ -57,3 +55,10 @@ export async function searchOrganizations(db: Db, search: OrganizationSearch): P
   };
 }
 
+
+/** Organizations named like `text` (ILIKE; its backslashes, `%` and `_` escaped), or the one whose id it is. */
+function matching(text: string): SQL | undefined {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const id = text.toLowerCase();
+  return or(ilike(organizations.name, pattern), isUuid(id) ? eq(organizations.id, id) : undefined);
+}
