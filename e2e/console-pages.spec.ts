@@ -37,7 +37,9 @@ test('with 1,000 organizations the list pages and searches', async ({ page }) =>
   await sql.end();
 
   await signInAsNewOperator(page, 'Lin');
-  await page.getByRole('link', { name: /Organizations/ }).click();
+  // From the keyboard: the navigation's links, the pager's buttons, the search form.
+  await page.getByRole('link', { name: 'Organizations' }).focus();
+  await page.keyboard.press('Enter');
   await expect(page.getByRole('heading', { name: 'Organizations', level: 1 })).toBeVisible();
   const count = page.getByTestId('organization-count');
   await expect(count).toHaveText(/^1,0\d\d organizations$/);
@@ -48,13 +50,16 @@ test('with 1,000 organizations the list pages and searches', async ({ page }) =>
 
   // Paging: the next page shows other organizations.
   const firstOnPage1 = await rows.nth(1).getByRole('link').textContent();
-  await page.getByRole('button', { name: 'Page 2' }).click();
+  await page.getByRole('button', { name: 'Page 2' }).focus();
+  await page.keyboard.press('Enter');
   await expect(page.getByText(/^Page 2 of \d+$/)).toBeVisible();
   await expect(rows.nth(1).getByRole('link')).not.toHaveText(firstOnPage1!);
 
   // Search, case-insensitive, from the keyboard.
   await page.getByLabel('Search organizations').fill('fleet 042');
-  await page.getByLabel('Search organizations').press('Enter');
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Search' })).toBeFocused();
+  await page.keyboard.press('Enter');
   await expect(count).toHaveText('10 organizations');
   await expect(rows).toHaveCount(11);
   await expect(rows.nth(1).getByRole('link')).toHaveText('Fleet 0420');
