@@ -1,4 +1,15 @@
 import { router } from '../trpc/init';
+import { deleteDeviceProcedure } from './devices/delete-device';
+import { listOrganizationDevicesProcedure } from './devices/list-organization-devices';
+import { sleepDeviceProcedure } from './devices/sleep-device';
+import { wakeDeviceProcedure } from './devices/wake-device';
+import { listWaitingOrganizationsProcedure } from './escalations/list-waiting-organizations';
+import { getOrganizationProcedure } from './organizations/get-organization';
+import { organizationAuditProcedure } from './organizations/organization-audit';
+import { organizationUsageProcedure } from './organizations/organization-usage';
+import { updateOrganizationProcedure } from './organizations/update-organization';
+import { getTaskProcedure } from './tasks/get-task';
+import { listRecentTasksProcedure } from './tasks/list-recent-tasks';
 import { answerEscalationProcedure } from './escalations/answer-escalation';
 import { listPendingEscalationsProcedure } from './escalations/list-pending-escalations';
 import { createApiKeyProcedure } from './keys/create-api-key';
@@ -24,14 +35,25 @@ export const consoleAppRouter = router({
   me: getOperatorProcedure,
   scopes: listScopesProcedure,
   organizations: listOrganizationsProcedure,
+  organization: getOrganizationProcedure,
   createOrganization: createOrganizationProcedure,
+  updateOrganization: updateOrganizationProcedure,
+  organizationUsage: organizationUsageProcedure,
+  organizationAudit: organizationAuditProcedure,
   rotateEscalationSecret: rotateEscalationSecretProcedure,
   createSpace: createSpaceProcedure,
   keys: listApiKeysProcedure,
   createKey: createApiKeyProcedure,
   revokeKey: revokeApiKeyProcedure,
   pendingEscalations: listPendingEscalationsProcedure,
+  waitingOrganizations: listWaitingOrganizationsProcedure,
   answerEscalation: answerEscalationProcedure,
+  organizationDevices: listOrganizationDevicesProcedure,
+  sleepDevice: sleepDeviceProcedure,
+  wakeDevice: wakeDeviceProcedure,
+  deleteDevice: deleteDeviceProcedure,
+  recentTasks: listRecentTasksProcedure,
+  task: getTaskProcedure,
 });
 
 export type ConsoleAppRouter = typeof consoleAppRouter;

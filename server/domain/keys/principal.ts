@@ -16,6 +16,12 @@ export interface Actor {
   /** Key id, or `system` for the service's own moves. */
   actor: string;
   requestId: string | null;
+  /**
+   * Who made a change the service or an operator made for the organization (`actor`
+   * `system`): written into every audit event's details, so an operator's console action
+   * names them.
+   */
+  origin?: { via: 'console'; operator: string };
 }
 
 export function actorOf(principal: Principal, requestId: string): Actor {
