@@ -23,6 +23,6 @@ export async function recordAudit(tx: DbOrTx, actor: Actor, entry: AuditEntry): 
     action: entry.action,
     resourceType: entry.resourceType,
     resourceId: entry.resourceId,
-    details: entry.details ?? {},
+    details: { ...entry.details, ...actor.details },
   });
 }
