@@ -1,4 +1,8 @@
+import '@mantine/core/styles.css';
+import '@mantine/charts/styles.css';
+import { ColorSchemeScript, MantineProvider, mantineHtmlProps } from '@mantine/core';
 import type { ReactNode } from 'react';
+import { consoleTheme } from './theme';
 
 export const metadata = {
   title: 'Browser Device Operator Service',
@@ -7,8 +11,15 @@ export const metadata = {
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
-    <html lang="en">
-      <body style={{ fontFamily: 'system-ui, sans-serif', margin: '3rem auto', maxWidth: '44rem', lineHeight: 1.5 }}>{children}</body>
+    <html lang="en" {...mantineHtmlProps}>
+      <head>
+        <ColorSchemeScript defaultColorScheme="light" />
+      </head>
+      <body>
+        <MantineProvider theme={consoleTheme} defaultColorScheme="light">
+          {children}
+        </MantineProvider>
+      </body>
     </html>
   );
 }

@@ -1,21 +1,23 @@
+import { Anchor, Container, List, ListItem, Text, Title } from '@mantine/core';
+
 export default function HomePage() {
   return (
-    <main>
-      <h1>Browser Device Operator Service</h1>
-      <p>
-        A machine API that runs natural-language browser tasks on cloud browser devices.
-      </p>
-      <ul>
-        <li>
-          <a href="/console">Operator console</a> (operators of the preview: organizations, keys, escalations)
-        </li>
-        <li>
-          <a href="/docs">API reference</a> (OpenAPI 3.1 at <a href="/v1/openapi.json">/v1/openapi.json</a>)
-        </li>
-        <li>
-          Health: <a href="/healthz">/healthz</a>, readiness: <a href="/readyz">/readyz</a>
-        </li>
-      </ul>
-    </main>
+    <Container size="sm" py="xl" component="main">
+      <Title order={1} mb="sm">
+        Browser Device Operator Service
+      </Title>
+      <Text mb="md">A machine API that runs natural-language browser tasks on cloud browser devices.</Text>
+      <List spacing="xs">
+        <ListItem>
+          <Anchor href="/console">Operator console</Anchor> (operators of the preview: escalations, organizations, keys, devices)
+        </ListItem>
+        <ListItem>
+          <Anchor href="/docs">API reference</Anchor> (OpenAPI 3.1 at <Anchor href="/v1/openapi.json">/v1/openapi.json</Anchor>)
+        </ListItem>
+        <ListItem>
+          Health: <Anchor href="/healthz">/healthz</Anchor>, readiness: <Anchor href="/readyz">/readyz</Anchor>
+        </ListItem>
+      </List>
+    </Container>
   );
 }

@@ -1,7 +1,7 @@
-import { ConsoleApp } from './console-app';
+import { EscalationsInbox } from './escalations-inbox';
 
-export const metadata = { title: 'Operator console · Browser Device Operator Service' };
+export const metadata = { title: 'Escalations · Operator console' };
 
-export default function ConsolePage() {
-  return <ConsoleApp />;
+export default function EscalationsPage() {
+  return <EscalationsInbox />;
 }

@@ -1,36 +1,61 @@
 'use client';
 
+import { Button, Center, Code, Paper, PasswordInput, Stack, Text, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
+import { ErrorAlert } from '../components/error-alert';
 import { consoleApi, messageOf } from './console-client';
 
 /** Sign-in with the console key `npm run admin -- operator:create` printed. */
 export function SignIn({ onSignedIn }: { onSignedIn: (name: string) => void }) {
   const [consoleKey, setConsoleKey] = useState('');
   const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(null);
+    setPending(true);
     try {
       const { name } = await consoleApi.signIn.mutate({ console_key: consoleKey.trim() });
       onSignedIn(name);
     } catch (failure) {
       setError(messageOf(failure));
+    } finally {
+      setPending(false);
     }
   }
 
   return (
-    <main>
-      <h1>Operator console</h1>
-      <form onSubmit={(event) => void submit(event)}>
-        <label htmlFor="console-key">Console key</label>{' '}
-        <input id="console-key" type="password" autoComplete="off" value={consoleKey} onChange={(event) => setConsoleKey(event.target.value)} size={50} />{' '}
-        <button type="submit">Sign in</button>
-      </form>
-      {error !== null && <p role="alert">{error}</p>}
-      <p>
-        Operators get a console key from <code>npm run --silent admin -- operator:create --name NAME</code>.
-      </p>
-    </main>
+    <Center component="main" mih="100vh" bg="gray.0" p="md">
+      <Paper withBorder shadow="sm" p="xl" w={440} radius="lg">
+        <form onSubmit={(event) => void submit(event)}>
+          <Stack gap="md">
+            <div>
+              <Text size="xs" tt="uppercase" fw={700} c="indigo.7" lts={0.5}>
+                Browser Device Operator
+              </Text>
+              <Title order={1} size="h2">
+                Operator console
+              </Title>
+            </div>
+            <PasswordInput
+              label="Console key"
+              autoComplete="off"
+              value={consoleKey}
+              onChange={(event) => setConsoleKey(event.currentTarget.value)}
+              required
+              data-autofocus
+            />
+            {error !== null && <ErrorAlert title="Sign-in failed" message={error} />}
+            <Button type="submit" loading={pending} fullWidth>
+              Sign in
+            </Button>
+            <Text size="xs" c="dimmed">
+              Operators get a console key from <Code>npm run --silent admin -- operator:create --name NAME</Code>.
+            </Text>
+          </Stack>
+        </form>
+      </Paper>
+    </Center>
   );
 }

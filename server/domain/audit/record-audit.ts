@@ -23,6 +23,6 @@ export async function recordAudit(tx: DbOrTx, actor: Actor, entry: AuditEntry): 
     action: entry.action,
     resourceType: entry.resourceType,
     resourceId: entry.resourceId,
-    details: { ...entry.details, ...actor.details },
+    details: actor.origin === undefined ? (entry.details ?? {}) : { ...entry.details, ...actor.origin },
   });
 }

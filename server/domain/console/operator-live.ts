@@ -11,7 +11,7 @@ import { MintedSessionSchema, type MintedSession } from '../sessions/session-res
 import { release, revokeSession, takeOver, type ReleaseResult, type SessionOperationDeps } from '../sessions/session-operations';
 import { TaskSchema, toTaskResource } from '../tasks/task-resource';
 import type { Operator } from './operator-accounts';
-import { operatorPrincipal } from './operator-principal';
+import { isOperatorMinter, operatorPrincipal } from './operator-principal';
 
 // What an operator does with a device from the console: watch it, take it over, release
 // it. Every move is the /v1 operation itself (mintSession, takeOver, release) with the
@@ -81,7 +81,7 @@ async function orgOfDevice(db: Db, publicId: string): Promise<string> {
 
 /** A watch session of the device for the operator's live view (POST /v1/devices/{id}/sessions's rules). */
 export async function watchDeviceAsOperator(deps: SessionOperationDeps, operator: Operator, requestId: string, devicePublicId: string): Promise<MintedSession> {
-  const principal = operatorPrincipal(await orgOfDevice(deps.db, devicePublicId), operator);
+  const principal = operatorPrincipal(await orgOfDevice(deps.db, devicePublicId), operator.name);
   return mintSession(deps.db, deps.config.http.publicUrl, { principal, requestId, devicePublicId, body: { mode: 'watch', ttl_secs: CONSOLE_SESSION_TTL_SECS } });
 }
 
@@ -97,7 +97,7 @@ export async function takeOverAsOperator(
   devicePublicId: string,
   reason: string | undefined,
 ): Promise<OperatorTakeover> {
-  const principal = operatorPrincipal(await orgOfDevice(deps.db, devicePublicId), operator);
+  const principal = operatorPrincipal(await orgOfDevice(deps.db, devicePublicId), operator.name);
   const session = await mintSession(deps.db, deps.config.http.publicUrl, { principal, requestId, devicePublicId, body: { mode: 'control', ttl_secs: CONSOLE_SESSION_TTL_SECS } });
   try {
     const held = await takeOver(deps, principal, requestId, session.id, { reason });
@@ -113,6 +113,6 @@ export async function releaseAsOperator(deps: SessionOperationDeps, operator: Op
   const id = parsePublicId('session', sessionPublicId);
   const [row] = id === null ? [] : await deps.db.select({ orgId: sessions.orgId, keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
   // Only sessions operators minted: an organization's own sessions are its business.
-  if (row === undefined || !row.keyId.startsWith('console:')) throw new ApiError('session_not_found');
-  return release(deps, operatorPrincipal(row.orgId, operator), requestId, sessionPublicId);
+  if (row === undefined || !isOperatorMinter(row.keyId)) throw new ApiError('session_not_found');
+  return release(deps, operatorPrincipal(row.orgId, operator.name), requestId, sessionPublicId);
 }

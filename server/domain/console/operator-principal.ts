@@ -1,37 +1,40 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { operators } from '../../../db/schema';
-import type { Principal } from '../keys/principal';
-import type { Operator } from './operator-accounts';
+import type { Actor, Principal } from '../keys/principal';
+import { scopes } from '../keys/scopes';
 
-const OPERATOR_MINTER_PREFIX = 'console:';
+const OPERATOR_MINTER_PREFIX = 'operator:';
 
 /**
- * An operator acting on one organization's device from the console, as the session and
- * takeover operations of /v1 take a caller: organization-wide, with the session scopes,
- * named `console:<operator id>` where a key id would be (the minter of a session, which
- * the gateway re-checks before relaying input), and audited with actor `system` and
- * `{via: "console", operator: <name>}`.
+ * An operator acting on one organization from the console, as the domain's operations
+ * see a caller: every scope, every Space of that organization and no other's (the same
+ * tenancy checks as a key's, so another organization's resource stays a 404). Operators
+ * hold no API key; `keyId` names the operator for what records a caller's key (the
+ * minter of a session, which the gateway re-checks before relaying input), and what the
+ * operations audit through `actorOf` is actor `system` with `via: "console"` and the
+ * operator's name.
  */
-export function operatorPrincipal(orgId: string, operator: Operator): Principal {
-  return {
-    keyId: `${OPERATOR_MINTER_PREFIX}${operator.id}`,
-    orgId,
-    scopes: new Set(['operator:sessions:write', 'operator:sessions:control', 'operator:escalations:read']),
-    spaceIds: [],
-    entitled: true,
-    origin: { via: 'console', operator: operator.name },
-  };
+export function operatorPrincipal(orgId: string, operator: string): Principal {
+  return { keyId: `${OPERATOR_MINTER_PREFIX}${operator}`, orgId, scopes: new Set(scopes), spaceIds: [], entitled: true, origin: { via: 'console', operator } };
+}
+
+/** The actor of an operator's console change: `system`, audited with `via: "console"` and the operator's name. */
+export function operatorActor(orgId: string, operator: string): Actor {
+  return { orgId, actor: 'system', requestId: null, origin: { via: 'console', operator } };
+}
+
+/** Whether `minter` (a session's `key_id`) is an operator's, as operatorPrincipal names them. */
+export function isOperatorMinter(minter: string): boolean {
+  return minter.startsWith(OPERATOR_MINTER_PREFIX);
 }
 
 /**
- * For the gateway: whether a session minted by an operator may still send input (the
- * operator still exists); null when `minter` is not an operator's.
+ * For the gateway: whether a session an operator minted may still send input (an
+ * operator of that name still exists); null when `minter` is not an operator's.
  */
 export async function operatorMayControl(db: Db, minter: string): Promise<boolean | null> {
-  if (!minter.startsWith(OPERATOR_MINTER_PREFIX)) return null;
-  const id = minter.slice(OPERATOR_MINTER_PREFIX.length);
-  if (!/^[0-9a-f-]{36}$/.test(id)) return false;
-  const [row] = await db.select({ id: operators.id }).from(operators).where(eq(operators.id, id));
+  if (!isOperatorMinter(minter)) return null;
+  const [row] = await db.select({ id: operators.id }).from(operators).where(eq(operators.name, minter.slice(OPERATOR_MINTER_PREFIX.length))).limit(1);
   return row !== undefined;
 }

@@ -10,7 +10,7 @@ export interface Principal {
   entitled: boolean;
   /**
    * Set when a person acts without an API key (an operator in the console, the holder of
-   * an escalation's answer_url): `keyId` then names them (`console:<operator id>`,
+   * an escalation's answer_url): `keyId` then names them (`operator:<name>`,
    * `answer_url:<escalation id>`), and their changes are audited with actor `system`
    * (CONTRACT.md: a key id or `system`) and this origin in the details.
    */
@@ -26,12 +26,16 @@ export interface Actor {
   /** Key id, or `system` for the service's own moves. */
   actor: string;
   requestId: string | null;
-  /** Merged into the details of every audit event this actor records (a person's origin). */
-  details?: Record<string, unknown>;
+  /**
+   * Who made a change the service or an operator made for the organization (`actor`
+   * `system`): written into every audit event's details, so an operator's console action
+   * names them.
+   */
+  origin?: HumanOrigin;
 }
 
 export function actorOf(principal: Principal, requestId: string): Actor {
-  if (principal.origin !== undefined) return { orgId: principal.orgId, actor: 'system', requestId, details: { ...principal.origin } };
+  if (principal.origin !== undefined) return { orgId: principal.orgId, actor: 'system', requestId, origin: principal.origin };
   return { orgId: principal.orgId, actor: principal.keyId, requestId };
 }
 
