@@ -1,4 +1,15 @@
 import { router } from '../trpc/init';
+import { answerAnswerLinkProcedure } from './answer-links/answer-answer-link';
+import { getAnswerLinkProcedure } from './answer-links/get-answer-link';
+import { openAnswerLinkProcedure } from './answer-links/open-answer-link';
+import { releaseAnswerLinkDeviceProcedure } from './answer-links/release-answer-link-device';
+import { takeOverAnswerLinkDeviceProcedure } from './answer-links/take-over-answer-link-device';
+import { watchAnswerLinkDeviceProcedure } from './answer-links/watch-answer-link-device';
+import { getDeviceProcedure } from './devices/get-device';
+import { getEscalationProcedure } from './escalations/get-escalation';
+import { releaseTakeoverProcedure } from './sessions/release-takeover';
+import { takeOverDeviceProcedure } from './sessions/take-over-device';
+import { watchDeviceProcedure } from './sessions/watch-device';
 import { answerEscalationProcedure } from './escalations/answer-escalation';
 import { listPendingEscalationsProcedure } from './escalations/list-pending-escalations';
 import { createApiKeyProcedure } from './keys/create-api-key';
@@ -32,6 +43,18 @@ export const consoleAppRouter = router({
   revokeKey: revokeApiKeyProcedure,
   pendingEscalations: listPendingEscalationsProcedure,
   answerEscalation: answerEscalationProcedure,
+  escalation: getEscalationProcedure,
+  device: getDeviceProcedure,
+  watchDevice: watchDeviceProcedure,
+  takeOverDevice: takeOverDeviceProcedure,
+  releaseTakeover: releaseTakeoverProcedure,
+  // The answer_url page's calls: no sign-in; the link's secret, then its access token.
+  openAnswerLink: openAnswerLinkProcedure,
+  answerLink: getAnswerLinkProcedure,
+  answerLinkWatch: watchAnswerLinkDeviceProcedure,
+  answerLinkTakeOver: takeOverAnswerLinkDeviceProcedure,
+  answerLinkRelease: releaseAnswerLinkDeviceProcedure,
+  answerLinkAnswer: answerAnswerLinkProcedure,
 });
 
 export type ConsoleAppRouter = typeof consoleAppRouter;
