@@ -209,6 +209,15 @@ describe('answer_url', () => {
   });
 });
 
+describe('OpenAPI', () => {
+  it('describes the escalation delivery with its answer_url', async () => {
+    const document = (await (await fetch(`${test.url}/v1/openapi.json`)).json()) as any;
+    const body = document.webhooks.escalationDelivery.post.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['escalation', 'resolve_url', 'token', 'answer_url']);
+    expect(body.properties.answer_url.description).toContain('#anslnk_');
+  });
+});
+
 describe('console live actions', () => {
   it('shows an escalation with its task, watches, takes over and releases, audited with the operator', async () => {
     const parked = await park('Which plan?', 'ask a human "Confirm?" then return the text of "#echo"');
