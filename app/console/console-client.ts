@@ -7,9 +7,16 @@ export const consoleApi = createTRPCClient<ConsoleAppRouter>({
   links: [httpLink({ url: '/console/api', headers: { 'x-svc-console': '1' } })],
 });
 
-export type Organization = Awaited<ReturnType<typeof consoleApi.organizations.query>>[number];
+export type OrganizationPage = Awaited<ReturnType<typeof consoleApi.organizations.query>>;
+export type OrganizationSummary = OrganizationPage['data'][number];
+export type Organization = Awaited<ReturnType<typeof consoleApi.organization.query>>;
 export type ApiKeyRow = Awaited<ReturnType<typeof consoleApi.keys.query>>[number];
 export type PendingEscalation = Awaited<ReturnType<typeof consoleApi.pendingEscalations.query>>[number];
+export type OperatorDevice = Awaited<ReturnType<typeof consoleApi.organizationDevices.query>>[number];
+export type OperatorTask = Awaited<ReturnType<typeof consoleApi.recentTasks.query>>[number];
+export type OperatorTaskView = Awaited<ReturnType<typeof consoleApi.task.query>>;
+export type HourlyUsage = Awaited<ReturnType<typeof consoleApi.organizationUsage.query>>;
+export type AuditPage = Awaited<ReturnType<typeof consoleApi.organizationAudit.query>>;
 
 /** The console API's answer when the sign-in cookie is missing or expired: show the sign-in. */
 export function isSignedOut(error: unknown): boolean {

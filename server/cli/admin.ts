@@ -3,7 +3,7 @@ import type { Db } from '../../db/client';
 import { openDatabase } from '../../db/open';
 import { loadConfig, type Config } from '../core/config';
 import { createOperator } from '../domain/console/operator-accounts';
-import { createApiKey, createCheckedOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret } from '../domain/orgs/operator-admin';
+import { createApiKey, createCheckedOrganization, createSpace, revokeApiKey, rotateEscalationSigningSecret, updateOrganizationSettings } from '../domain/orgs/operator-admin';
 import { ApiError } from '../core/errors';
 
 // Operator CLI (CONTRACT.md "Operator tools"): one command, one JSON object on stdout,
@@ -14,6 +14,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [options]
   space:create --org ORG --name N
   key:create --org ORG --scopes a,b [--spaces uuid,uuid] [--env live|test]
   key:revoke --key-id ID
+  org:update --org ORG [--max-devices N|none] [--max-device-seconds N|none] [--escalation-url URL|none]
   org:rotate-escalation-secret --org ORG   (a new secret for signing escalation deliveries)
   operator:create --name N        (a console sign-in key for an operator of the preview)`;
 
@@ -43,6 +44,12 @@ function optionalCount(values: Values, name: 'max-devices' | 'max-device-seconds
   if (value === undefined) return null;
   if (!/^\d+$/.test(value)) throw new Error(`--${name} must be a whole number`);
   return Number(value);
+}
+
+/** An option of `org:update`: absent leaves the setting, `none` clears it. */
+function change<T>(value: string | undefined, parse: (value: string) => T): T | null | undefined {
+  if (value === undefined) return undefined;
+  return value === 'none' ? null : parse(value);
 }
 
 function list(value: string | undefined): string[] {
@@ -89,6 +96,17 @@ async function run(command: string | undefined, values: Values, db: Db, config: 
     }
     case 'key:revoke':
       return revokeApiKey(db, required(values, 'key-id'), { publicUrl: config.http.publicUrl });
+    case 'org:update':
+      return updateOrganizationSettings(
+        db,
+        required(values, 'org'),
+        {
+          maxDevices: change(values['max-devices'], () => optionalCount(values, 'max-devices')),
+          maxDeviceSeconds: change(values['max-device-seconds'], () => optionalCount(values, 'max-device-seconds')),
+          escalationUrl: change(values['escalation-url'], (url) => url),
+        },
+        { allowPrivateDestinations: config.webhooks.allowPrivateDestinations },
+      );
     case 'org:rotate-escalation-secret':
       return rotateEscalationSigningSecret(db, required(values, 'org'));
     case 'operator:create':

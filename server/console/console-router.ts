@@ -10,6 +10,17 @@ import { getEscalationProcedure } from './escalations/get-escalation';
 import { releaseTakeoverProcedure } from './sessions/release-takeover';
 import { takeOverDeviceProcedure } from './sessions/take-over-device';
 import { watchDeviceProcedure } from './sessions/watch-device';
+import { deleteDeviceProcedure } from './devices/delete-device';
+import { listOrganizationDevicesProcedure } from './devices/list-organization-devices';
+import { sleepDeviceProcedure } from './devices/sleep-device';
+import { wakeDeviceProcedure } from './devices/wake-device';
+import { listWaitingOrganizationsProcedure } from './escalations/list-waiting-organizations';
+import { getOrganizationProcedure } from './organizations/get-organization';
+import { organizationAuditProcedure } from './organizations/organization-audit';
+import { organizationUsageProcedure } from './organizations/organization-usage';
+import { updateOrganizationProcedure } from './organizations/update-organization';
+import { getTaskProcedure } from './tasks/get-task';
+import { listRecentTasksProcedure } from './tasks/list-recent-tasks';
 import { answerEscalationProcedure } from './escalations/answer-escalation';
 import { listPendingEscalationsProcedure } from './escalations/list-pending-escalations';
 import { createApiKeyProcedure } from './keys/create-api-key';
@@ -35,13 +46,18 @@ export const consoleAppRouter = router({
   me: getOperatorProcedure,
   scopes: listScopesProcedure,
   organizations: listOrganizationsProcedure,
+  organization: getOrganizationProcedure,
   createOrganization: createOrganizationProcedure,
+  updateOrganization: updateOrganizationProcedure,
+  organizationUsage: organizationUsageProcedure,
+  organizationAudit: organizationAuditProcedure,
   rotateEscalationSecret: rotateEscalationSecretProcedure,
   createSpace: createSpaceProcedure,
   keys: listApiKeysProcedure,
   createKey: createApiKeyProcedure,
   revokeKey: revokeApiKeyProcedure,
   pendingEscalations: listPendingEscalationsProcedure,
+  waitingOrganizations: listWaitingOrganizationsProcedure,
   answerEscalation: answerEscalationProcedure,
   escalation: getEscalationProcedure,
   device: getDeviceProcedure,
@@ -55,6 +71,12 @@ export const consoleAppRouter = router({
   answerLinkTakeOver: takeOverAnswerLinkDeviceProcedure,
   answerLinkRelease: releaseAnswerLinkDeviceProcedure,
   answerLinkAnswer: answerAnswerLinkProcedure,
+  organizationDevices: listOrganizationDevicesProcedure,
+  sleepDevice: sleepDeviceProcedure,
+  wakeDevice: wakeDeviceProcedure,
+  deleteDevice: deleteDeviceProcedure,
+  recentTasks: listRecentTasksProcedure,
+  task: getTaskProcedure,
 });
 
 export type ConsoleAppRouter = typeof consoleAppRouter;

@@ -128,7 +128,7 @@ describe('console administration', () => {
     });
     const { org_id: orgId } = await client.createOrganization.mutate({ name: 'Console Org', entitled: true, max_devices: 2, max_device_seconds: null, escalation_url: null });
     const { space_id: spaceId } = await client.createSpace.mutate({ org_id: orgId, name: 'main' });
-    const organization = (await client.organizations.query()).find((org) => org.id === orgId);
+    const organization = await client.organization.query({ org_id: orgId });
     expect(organization).toMatchObject({ name: 'Console Org', entitled: true, max_devices: 2, spaces: [{ id: spaceId, name: 'main' }] });
 
     const created = await client.createKey.mutate({ org_id: orgId, scopes: ['operator:devices:read'], space_ids: [spaceId], env: 'live' });
@@ -181,7 +181,8 @@ describe('console administration', () => {
     expect(rotated.escalation_signing_secret).not.toBe(created.escalation_signing_secret);
 
     // Never listed again, and nothing to rotate without an escalation URL.
-    const listed = await client.organizations.query();
+    const listed = [await client.organizations.query({ query: 'Signed Org' }), await client.organization.query({ org_id: created.org_id })];
+    expect(JSON.stringify(listed)).toContain(created.org_id);
     expect(JSON.stringify(listed)).not.toContain('whsec_');
     const unsigned = await client.createOrganization.mutate({ name: 'Unsigned Org', entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null });
     expect(unsigned).toEqual({ org_id: expect.any(String) });

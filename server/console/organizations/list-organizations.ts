@@ -1,7 +1,9 @@
-import { z } from 'zod';
-import { OrganizationViewSchema } from '../../domain/console/operator-view-schemas';
-import { listOrganizations } from '../../domain/console/operator-views';
+import { OrganizationPageSchema, OrganizationSearchSchema } from '../../domain/console/operator-view-schemas';
+import { searchOrganizations } from '../../domain/console/organization-search';
 import { operatorProcedure } from '../console-procedures';
 
-/** Every organization of the preview, newest first, with its Spaces. */
-export const listOrganizationsProcedure = operatorProcedure.output(z.array(OrganizationViewSchema)).query(({ ctx }) => listOrganizations(ctx.services.db));
+/** A page of the preview's organizations, newest first, searched by name or id. */
+export const listOrganizationsProcedure = operatorProcedure
+  .input(OrganizationSearchSchema)
+  .output(OrganizationPageSchema)
+  .query(({ ctx, input }) => searchOrganizations(ctx.services.db, input));

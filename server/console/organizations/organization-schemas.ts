@@ -11,3 +11,19 @@ export const NewOrganizationInputSchema = z.object({
 });
 
 export const OrganizationInputSchema = z.object({ org_id: OrgIdSchema });
+
+const QuotaSchema = z.number().int().min(0).max(2 ** 31 - 1).nullable();
+
+/** An organization's settings as the console's form sends them all; an empty escalation URL is none. */
+export const OrganizationSettingsInputSchema = z.object({
+  org_id: OrgIdSchema,
+  max_devices: QuotaSchema,
+  max_device_seconds: QuotaSchema,
+  escalation_url: z.string().trim().max(2048).nullable().transform((url) => (url === '' ? null : url)),
+});
+
+export const OrganizationAuditInputSchema = z.object({
+  org_id: OrgIdSchema,
+  limit: z.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(512).optional(),
+});

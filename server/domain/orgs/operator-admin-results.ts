@@ -21,3 +21,7 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKeySchema>;
 
 export const RevokedApiKeySchema = z.object({ revoked: z.literal(true) });
 export type RevokedApiKey = z.infer<typeof RevokedApiKeySchema>;
+
+/** An organization's changed settings; its signing secret only when this change gave it its first escalation URL. */
+export const UpdatedOrganizationSchema = z.object({ org_id: z.string(), escalation_signing_secret: z.string().optional() });
+export type UpdatedOrganization = z.infer<typeof UpdatedOrganizationSchema>;

@@ -12,10 +12,10 @@ import { isScope } from '../keys/scopes';
 import { checkDestination, type DestinationRefusal } from '../../net/destination';
 import { revokeSessionsOfKey } from '../sessions/session-operations';
 import { generateWebhookSecret } from '../webhooks/signature';
-import type { CreatedApiKey, CreatedOrganization, CreatedSpace, RevokedApiKey, RotatedEscalationSecret } from './operator-admin-results';
+import type { CreatedApiKey, CreatedOrganization, CreatedSpace, RevokedApiKey, RotatedEscalationSecret, UpdatedOrganization } from './operator-admin-results';
 
 // What the preview's operators do: create organizations, Spaces and keys, revoke keys,
-// rotate an organization's escalation signing secret. Used by the admin CLI and the
+// change an organization's quotas and escalation URL, rotate its escalation signing secret. Used by the admin CLI and the
 // console; every change is audited in its own transaction. Refusals are ApiErrors of the
 // one table, as everywhere in the domain.
 
@@ -109,6 +109,56 @@ export async function rotateEscalationSigningSecret(
       details: { ...origin },
     });
     return { org_id: orgId, escalation_signing_secret: secret };
+  });
+}
+
+/** An operator's change of an organization's settings: a field left out stays as it is, null clears it. */
+export interface OrganizationSettings {
+  maxDevices?: number | null;
+  maxDeviceSeconds?: number | null;
+  escalationUrl?: string | null;
+}
+
+/**
+ * Changes an organization's quotas and escalation URL (`org:update`, the console), audited
+ * as `operator.organization.updated` with the fields changed (never the URL itself, which
+ * may carry the destination's own token). A new escalation URL is checked as on create.
+ * Giving an organization its first escalation URL makes its signing secret, returned this
+ * once; removing the URL drops the secret (nothing is signed any more); a changed URL
+ * keeps it. Quotas apply from the next create or wake.
+ */
+export async function updateOrganizationSettings(
+  db: Db,
+  orgId: string,
+  settings: OrganizationSettings,
+  { allowPrivateDestinations, origin = CLI }: { allowPrivateDestinations: boolean; origin?: AdminOrigin },
+): Promise<UpdatedOrganization> {
+  if (settings.escalationUrl != null) await checkEscalationUrl(settings.escalationUrl, allowPrivateDestinations);
+  return db.transaction(async (tx) => {
+    await requireOrganization(tx, orgId);
+    const [current] = await tx.select().from(organizations).where(eq(organizations.id, orgId)).for('update');
+    const urlChanged = settings.escalationUrl !== undefined && settings.escalationUrl !== current!.escalationUrl;
+    const newSecret = urlChanged && current!.escalationUrl === null ? generateWebhookSecret() : null;
+    await tx
+      .update(organizations)
+      .set({
+        ...(settings.maxDevices === undefined ? {} : { maxDevices: settings.maxDevices }),
+        ...(settings.maxDeviceSeconds === undefined ? {} : { maxDeviceSeconds: settings.maxDeviceSeconds }),
+        ...(urlChanged ? { escalationUrl: settings.escalationUrl, escalationSigningSecret: settings.escalationUrl === null ? null : (newSecret ?? current!.escalationSigningSecret) } : {}),
+      })
+      .where(eq(organizations.id, orgId));
+    await recordAudit(tx, systemActor(orgId), {
+      action: 'operator.organization.updated',
+      resourceType: 'organization',
+      resourceId: orgId,
+      details: {
+        ...(settings.maxDevices === undefined ? {} : { max_devices: settings.maxDevices }),
+        ...(settings.maxDeviceSeconds === undefined ? {} : { max_device_seconds: settings.maxDeviceSeconds }),
+        ...(urlChanged ? { escalation_url: settings.escalationUrl === null ? 'removed' : 'set' } : {}),
+        ...origin,
+      },
+    });
+    return newSecret === null ? { org_id: orgId } : { org_id: orgId, escalation_signing_secret: newSecret };
   });
 }
 
