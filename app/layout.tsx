@@ -2,7 +2,7 @@ import '@mantine/core/styles.css';
 import '@mantine/charts/styles.css';
 import { ColorSchemeScript, MantineProvider, mantineHtmlProps } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { consoleTheme } from './theme';
+import { consoleCssVariables, consoleTheme } from './theme';
 
 export const metadata = {
   title: 'Browser Device Operator Service',
@@ -16,7 +16,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
         <ColorSchemeScript defaultColorScheme="light" />
       </head>
       <body>
-        <MantineProvider theme={consoleTheme} defaultColorScheme="light">
+        <MantineProvider theme={consoleTheme} cssVariablesResolver={consoleCssVariables} defaultColorScheme="light">
           {children}
         </MantineProvider>
       </body>

@@ -42,7 +42,7 @@ export function EscalationPage() {
         description={
           <>
             {detail.data.organization.name} · device{' '}
-            <Anchor component={Link} href={`/console/devices/${device.id}`}>
+            <Anchor component={Link} href={`/console/devices/${device.id}`} underline="always">
               {device.name || device.id}
             </Anchor>
           </>
@@ -56,7 +56,7 @@ export function EscalationPage() {
           {next !== null && (
             <>
               {' '}The task asked again:{' '}
-              <Anchor component={Link} href={`/console/escalations/${next}`}>
+              <Anchor component={Link} href={`/console/escalations/${next}`} underline="always">
                 open the new escalation
               </Anchor>
               .
