@@ -2,7 +2,7 @@ import '@mantine/core/styles.css';
 import '@mantine/charts/styles.css';
 import { ColorSchemeScript, MantineProvider, mantineHtmlProps } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { consoleCssVariables, consoleTheme } from './theme';
+import { consoleContrastCss, consoleTheme } from './theme';
 
 export const metadata = {
   title: 'Browser Device Operator Service',
@@ -14,9 +14,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
     <html lang="en" {...mantineHtmlProps}>
       <head>
         <ColorSchemeScript defaultColorScheme="light" />
+        <style>{consoleContrastCss}</style>
       </head>
       <body>
-        <MantineProvider theme={consoleTheme} cssVariablesResolver={consoleCssVariables} defaultColorScheme="light">
+        <MantineProvider theme={consoleTheme} defaultColorScheme="light">
           {children}
         </MantineProvider>
       </body>

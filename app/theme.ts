@@ -1,4 +1,4 @@
-import { createTheme, type CSSVariablesResolver } from '@mantine/core';
+import { createTheme } from '@mantine/core';
 
 /**
  * The console's one visual system: every page takes its colours, type, radius and spacing
@@ -32,12 +32,11 @@ const LIGHT_TEXT: Record<string, string> = {
   pink: '#9c1f4f',
 };
 
-/** The CSS variables the console overrides for contrast (passed to MantineProvider). */
-export const consoleCssVariables: CSSVariablesResolver = () => ({
-  variables: {},
-  light: {
-    '--mantine-color-dimmed': '#545b62',
-    ...Object.fromEntries(Object.entries(LIGHT_TEXT).map(([name, value]) => [`--mantine-color-${name}-light-color`, value])),
-  },
-  dark: {},
-});
+/**
+ * The CSS variables the console overrides for contrast, as a style sheet the root layout
+ * writes into <head> (a server component cannot hand MantineProvider a resolver function).
+ * `html:root` outranks Mantine's own `:root[data-mantine-color-scheme]` rules.
+ */
+export const consoleContrastCss = `html:root[data-mantine-color-scheme='light'] { --mantine-color-dimmed: #545b62; ${Object.entries(LIGHT_TEXT)
+  .map(([name, value]) => `--mantine-color-${name}-light-color: ${value};`)
+  .join(' ')} }`;
