@@ -22,6 +22,7 @@ export const consoleTheme = createTheme({
 // every pair meets WCAG AA (4.5:1) on its background: the defaults (shade 9 on shade 1,
 // gray 6 on white) measure 3.3 to 3.9 for several colours, which axe reports as serious.
 const LIGHT_TEXT: Record<string, string> = {
+  indigo: '#2c3b94',
   green: '#1b6b2c',
   orange: '#9c3a06',
   red: '#a51d1d',
@@ -37,6 +38,6 @@ const LIGHT_TEXT: Record<string, string> = {
  * writes into <head> (a server component cannot hand MantineProvider a resolver function).
  * `html:root` outranks Mantine's own `:root[data-mantine-color-scheme]` rules.
  */
-export const consoleContrastCss = `html:root[data-mantine-color-scheme='light'] { --mantine-color-dimmed: #545b62; ${Object.entries(LIGHT_TEXT)
+export const consoleContrastCss = `html:root[data-mantine-color-scheme='light'] { --mantine-color-dimmed: #545b62; --mantine-primary-color-light-color: #2c3b94; ${Object.entries(LIGHT_TEXT)
   .map(([name, value]) => `--mantine-color-${name}-light-color: ${value};`)
   .join(' ')} }`;

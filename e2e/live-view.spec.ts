@@ -84,7 +84,7 @@ test('an operator watches, takes over, types, releases and answers from the cons
   await expect(page).toHaveURL(new RegExp(`/console/escalations/${delivery.escalation.id}$`));
   await expect(page.getByTestId('escalation-question')).toHaveText("Type the customer's name into the field");
   await expect(page.getByTestId('live-frame')).toBeVisible({ timeout: 20_000 });
-  await expect(page.getByTestId('task-status')).toHaveText('needs_human');
+  await expect(page.getByTestId('task-status')).toHaveText('needs human');
   await page.screenshot({ path: 'docs/screenshots/escalation-live-view.png' });
   await expectNoSeriousViolations(page);
 

@@ -63,7 +63,8 @@ export function DeviceLivePanel({
         <Group gap="xs">
           {!held && takeOver !== null && (
             <Button
-              color="orange"
+              // Dark orange: white text on it is 6:1 (Mantine's orange 7 is 3:1).
+              color="#9c3a06"
               loading={pending}
               onClick={() =>
                 run(async () => {

@@ -2,6 +2,7 @@
 
 import { Badge, Code, Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { RelativeTime } from './relative-time';
+import { StatusBadge } from './status-badge';
 import { StepTimeline, type TimelineStep } from './step-timeline';
 
 export type EscalationSummaryData = {
@@ -11,7 +12,6 @@ export type EscalationSummaryData = {
   steps: TimelineStep[];
 };
 
-const TASK_COLOURS: Record<string, string> = { running: 'blue', needs_human: 'orange', succeeded: 'green', failed: 'red', canceled: 'gray', queued: 'gray' };
 
 /** The question, the task's prompt and status (with its result once it ends), and its step timeline. */
 export function EscalationSummary({ data }: { data: EscalationSummaryData }) {
@@ -27,9 +27,9 @@ export function EscalationSummary({ data }: { data: EscalationSummaryData }) {
         </Title>
         <Group gap="xs" mt="sm">
           <Badge variant="light">{escalation.kind}</Badge>
-          <Badge variant="outline" color={escalation.status === 'pending' ? 'orange' : 'gray'} data-testid="escalation-status">
-            {escalation.status}
-          </Badge>
+          <span data-testid="escalation-status">
+            <StatusBadge status={escalation.status} />
+          </span>
           <Text size="sm" c="dimmed">
             {data.organization.name} · asked <RelativeTime at={escalation.created_at} /> · expires <RelativeTime at={escalation.expires_at} />
           </Text>
@@ -40,9 +40,9 @@ export function EscalationSummary({ data }: { data: EscalationSummaryData }) {
           <Text size="xs" tt="uppercase" fw={700} c="dimmed">
             Task prompt
           </Text>
-          <Badge color={TASK_COLOURS[task.status] ?? 'gray'} data-testid="task-status" aria-label={`Task status: ${task.status}`}>
-            {task.status}
-          </Badge>
+          <span data-testid="task-status">
+            <StatusBadge status={task.status} />
+          </span>
         </Group>
         <Code block mt="xs" style={{ whiteSpace: 'pre-wrap' }}>
           {task.prompt}

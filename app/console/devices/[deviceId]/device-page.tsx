@@ -1,12 +1,13 @@
 'use client';
 
-import { Alert, Anchor, Badge, Code, Grid, Group, Paper, Stack, Text } from '@mantine/core';
+import { Alert, Anchor, Code, Grid, Group, Paper, Stack, Text } from '@mantine/core';
 import Link from 'next/link';
 import { useParams } from 'next/navigation';
 import { useEffect } from 'react';
 import { DeviceLivePanel } from '../../../components/device-live-panel';
 import { ErrorAlert } from '../../../components/error-alert';
 import { Loading, PageHeader } from '../../../components/page-state';
+import { StatusBadge } from '../../../components/status-badge';
 import { consoleApi } from '../../console-client';
 import { useConsoleQuery } from '../../use-console-query';
 
@@ -52,7 +53,9 @@ export function DevicePage() {
             <Paper withBorder radius="md" p="md">
               <Group justify="space-between">
                 <Text fw={600}>Status</Text>
-                <Badge data-testid="device-status">{device.status}</Badge>
+                <span data-testid="device-status">
+                  <StatusBadge status={device.status} />
+                </span>
               </Group>
               <Text size="sm" c="dimmed" mt="xs">
                 Region {device.region} · Space <Code>{device.space_id}</Code>
@@ -69,7 +72,9 @@ export function DevicePage() {
               ) : (
                 <Stack gap={6}>
                   <Group gap="xs">
-                    <Badge data-testid="task-status">{task.status}</Badge>
+                    <span data-testid="task-status">
+                      <StatusBadge status={task.status} />
+                    </span>
                     <Code>{task.id}</Code>
                   </Group>
                   <Code block style={{ whiteSpace: 'pre-wrap' }}>
