@@ -36,7 +36,8 @@ export async function startTaskPages(): Promise<TaskPages> {
       response.end(`<!doctype html><title>Echo</title>
         <style>body { margin: 0; font: 20px sans-serif } #field { position: absolute; left: 20px; top: 20px; width: 400px; height: 60px; font-size: 24px }</style>
         <input id="field" aria-label="Your name" oninput="document.getElementById('echo').textContent = this.value">
-        <p id="echo" style="margin-top: 120px"></p>`);
+        <p id="echo" style="margin-top: 120px"></p>
+        <h1 style="margin: 40px 20px 0">Customer details</h1><p style="margin: 8px 20px">Type the customer's name in the field above.</p>`);
     } else if (url.pathname === '/plain') {
       response.end('<!doctype html><title>Plain</title><p id="text">Nothing happens here</p>');
     } else {
