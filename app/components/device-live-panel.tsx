@@ -1,7 +1,7 @@
 'use client';
 
 import { Button, Group, Paper, Text } from '@mantine/core';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { ErrorAlert } from './error-alert';
 import { LiveView, type LiveSession } from './live-view';
 
@@ -18,12 +18,15 @@ export function DeviceLivePanel({
   mintWatch,
   takeOver,
   release,
+  end,
   onChanged,
 }: {
   label: string;
   mintWatch: () => Promise<LiveSession>;
   takeOver: (() => Promise<Takeover>) | null;
   release: (sessionId: string) => Promise<unknown>;
+  /** Ends a session this panel minted; called for each when the panel goes away, so a closed view stops being metered. */
+  end: (sessionId: string) => Promise<unknown>;
   onChanged?: () => void;
 }) {
   const [watch, setWatch] = useState<LiveSession | null>(null);
@@ -38,6 +41,31 @@ export function DeviceLivePanel({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   useEffect(mint, [mint]);
+
+  // Every session minted here, ended when the panel goes away (best effort: a page that
+  // is closed outright leaves them to their TTL).
+  const minted = useRef(new Set<string>());
+  useEffect(() => {
+    if (watch !== null) minted.current.add(watch.id);
+    if (control !== null) minted.current.add(control.id);
+  }, [watch, control]);
+  const endRef = useRef(end);
+  endRef.current = end;
+  useEffect(
+    () => () => {
+      for (const id of minted.current) endRef.current(id).catch(() => undefined);
+    },
+    [],
+  );
+
+  const ended = (reason: string) => {
+    setHoldUntil(null);
+    // The session ran out (its TTL): watch again with a fresh one.
+    if (reason === 'session_expired') {
+      setControl(null);
+      mint();
+    }
+  };
 
   const run = async (action: () => Promise<void>) => {
     setPending(true);
@@ -55,7 +83,7 @@ export function DeviceLivePanel({
   const held = control !== null && holdUntil !== null;
   return (
     <Paper withBorder radius="md" p="md">
-      <LiveView session={control ?? watch} controlling={held} label={label} onEnded={() => setHoldUntil(null)} />
+      <LiveView session={control ?? watch} controlling={held} label={label} onEnded={ended} />
       <Group mt="sm" justify="space-between">
         <Text size="sm" c="dimmed">
           {held ? `You hold the device until ${new Date(holdUntil).toLocaleTimeString()}; the task waits.` : 'Watching. The agent drives the page.'}

@@ -3,7 +3,9 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, escalations, sessions } from '../../db/schema';
 import type { ConsoleAppRouter } from '../../server/console/console-router';
+import { answerLinkMayControl } from '../../server/domain/answer-links/answer-link-access';
 import { createOperator } from '../../server/domain/console/operator-accounts';
+import { operatorMayControl } from '../../server/domain/console/operator-principal';
 import { parsePublicId } from '../../server/domain/ids';
 import { hashSecret } from '../../server/domain/secret-hash';
 import { DeviceTracker } from '../support/device-tracker';
@@ -153,6 +155,16 @@ describe('answer_url', () => {
     expect(created).toMatchObject({ actor: 'system', action: 'operator.session.created' });
     expect(created!.details).toMatchObject({ via: 'answer_url', escalation_id: parked.escalationId });
 
+    // The gateway relays input from the link's sessions while the escalation is pending.
+    expect(await answerLinkMayControl(db, `answer_url:${row!.id}`)).toBe(true);
+    expect(await operatorMayControl(db, `answer_url:${row!.id}`)).toBeNull();
+    expect(await operatorMayControl(db, 'operator:Ada')).toBe(true);
+    expect(await operatorMayControl(db, 'operator:Nobody')).toBe(false);
+    expect(await answerLinkMayControl(db, 'operator:Ada')).toBeNull();
+    // A page that closes ends the sessions it minted; only the link's own.
+    const second = await page.answerLinkWatch.mutate({ escalation_id: parked.escalationId });
+    expect(await page.answerLinkEndSession.mutate({ escalation_id: parked.escalationId, session_id: second.id })).toEqual({ ended: true });
+
     // Taking over holds the device; answering resumes the task and ends the hold and the link.
     const held = await page.answerLinkTakeOver.mutate({ escalation_id: parked.escalationId });
     expect(held.session.mode).toBe('control');
@@ -166,6 +178,7 @@ describe('answer_url', () => {
     expect(ended.status).toBe('succeeded');
     const [resolved] = await db.select().from(escalations).where(eq(escalations.id, parsePublicId('escalation', parked.escalationId)!));
     expect(resolved!.resolvedBy).toBe('answer_url');
+    expect(await answerLinkMayControl(db, `answer_url:${row!.id}`)).toBe(false);
 
     // Answered: the page's access and the link are refused, saying so.
     expect(await failure(page.answerLink.query({ escalation_id: parked.escalationId }))).toEqual({ status: 410, code: 'escalation_closed', message: 'This escalation was already answered.' });
@@ -256,6 +269,13 @@ describe('console live actions', () => {
       const entry = audit.find((event) => event.action === action && event.resourceId === resourceId);
       expect(entry, `${action} ${resourceId}`).toMatchObject({ actor: 'system', details: expect.objectContaining({ via: 'console', operator: 'Ada' }) });
     }
+    // A page that closes ends its sessions; only operators' sessions are the console's to end.
+    expect(await operator.endSession.mutate({ session_id: watch.id })).toEqual({ ended: true });
+    const [ended] = await test.service.services.db.select().from(sessions).where(eq(sessions.id, parsePublicId('session', watch.id)!));
+    expect(ended!.revokedAt).not.toBeNull();
+    expect(await failure(operator.endSession.mutate({ session_id: watch.id }))).toMatchObject({ status: 410, code: 'session_expired' });
+    expect(await failure(operator.endSession.mutate({ session_id: apiSession.body.id }))).toMatchObject({ status: 404, code: 'session_not_found' });
+
     // Signed out, none of it.
     expect(await failure(client().watchDevice.mutate({ device_id: parked.device }))).toMatchObject({ status: 401, code: 'console_sign_in_required' });
   });

@@ -103,6 +103,7 @@ export function AnswerPage() {
                   mintWatch={() => api.answerLinkWatch.mutate({ escalation_id: id })}
                   takeOver={phase.view.may_take_over ? () => api.answerLinkTakeOver.mutate({ escalation_id: id }) : null}
                   release={(sessionId) => api.answerLinkRelease.mutate({ escalation_id: id, session_id: sessionId })}
+                  end={(sessionId) => api.answerLinkEndSession.mutate({ escalation_id: id, session_id: sessionId })}
                   onChanged={load}
                 />
               )}

@@ -71,12 +71,23 @@ export async function takeOverAsAnswerLink(deps: SessionOperationDeps, row: Esca
   }
 }
 
+/** 404 session_not_found unless this link minted the session. */
+async function assertLinkSession(db: Db, row: EscalationRow, sessionPublicId: string): Promise<void> {
+  const id = parsePublicId('session', sessionPublicId);
+  const [session] = id === null ? [] : await db.select({ keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
+  if (session === undefined || !isAnswerLinkMinter(session.keyId, row)) throw new ApiError('session_not_found');
+}
+
 /** Releases a takeover this link holds (only a session this link minted: 404 session_not_found otherwise). */
 export async function releaseAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string, sessionPublicId: string): Promise<ReleaseResult> {
-  const id = parsePublicId('session', sessionPublicId);
-  const [session] = id === null ? [] : await deps.db.select({ keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
-  if (session === undefined || !isAnswerLinkMinter(session.keyId, row)) throw new ApiError('session_not_found');
+  await assertLinkSession(deps.db, row, sessionPublicId);
   return release(deps, answerLinkPrincipal(row), requestId, sessionPublicId);
+}
+
+/** Ends a session this link minted when its page closes (DELETE /v1/sessions/{id}'s rules). */
+export async function endSessionAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string, sessionPublicId: string): Promise<void> {
+  await assertLinkSession(deps.db, row, sessionPublicId);
+  await revokeSession(deps, answerLinkPrincipal(row), requestId, sessionPublicId);
 }
 
 /**

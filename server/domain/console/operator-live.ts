@@ -108,11 +108,24 @@ export async function takeOverAsOperator(
   }
 }
 
+/** The organization of a session operators minted; 404 session_not_found for any other (an organization's own sessions are its business). */
+async function orgOfOperatorSession(db: Db, sessionPublicId: string): Promise<string> {
+  const id = parsePublicId('session', sessionPublicId);
+  const [row] = id === null ? [] : await db.select({ orgId: sessions.orgId, keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
+  if (row === undefined || !isOperatorMinter(row.keyId)) throw new ApiError('session_not_found');
+  return row.orgId;
+}
+
 /** Releases a takeover the operator's console holds; the task resumes (POST /v1/sessions/{id}/release's rules). */
 export async function releaseAsOperator(deps: SessionOperationDeps, operator: Operator, requestId: string, sessionPublicId: string): Promise<ReleaseResult> {
-  const id = parsePublicId('session', sessionPublicId);
-  const [row] = id === null ? [] : await deps.db.select({ orgId: sessions.orgId, keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
-  // Only sessions operators minted: an organization's own sessions are its business.
-  if (row === undefined || !isOperatorMinter(row.keyId)) throw new ApiError('session_not_found');
-  return release(deps, operatorPrincipal(row.orgId, operator.name), requestId, sessionPublicId);
+  return release(deps, operatorPrincipal(await orgOfOperatorSession(deps.db, sessionPublicId), operator.name), requestId, sessionPublicId);
+}
+
+/**
+ * Ends a session the console minted when its page closes (DELETE /v1/sessions/{id}'s
+ * rules: a hold it had is dropped and the task resumes), so a closed page stops being
+ * metered; one already ended is 410 session_expired.
+ */
+export async function endSessionAsOperator(deps: SessionOperationDeps, operator: Operator, requestId: string, sessionPublicId: string): Promise<void> {
+  await revokeSession(deps, operatorPrincipal(await orgOfOperatorSession(deps.db, sessionPublicId), operator.name), requestId, sessionPublicId);
 }

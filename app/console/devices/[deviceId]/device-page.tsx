@@ -40,6 +40,7 @@ export function DevicePage() {
               mintWatch={() => consoleApi.watchDevice.mutate({ device_id: device.id })}
               takeOver={taskLive ? () => consoleApi.takeOverDevice.mutate({ device_id: device.id }) : null}
               release={(sessionId) => consoleApi.releaseTakeover.mutate({ session_id: sessionId })}
+              end={(sessionId) => consoleApi.endSession.mutate({ session_id: sessionId })}
               onChanged={reload}
             />
           ) : (

@@ -73,6 +73,7 @@ export function EscalationPage() {
                 mintWatch={() => consoleApi.watchDevice.mutate({ device_id: device.id })}
                 takeOver={taskLive ? () => consoleApi.takeOverDevice.mutate({ device_id: device.id, reason: `escalation ${escalation.id}` }) : null}
                 release={(sessionId) => consoleApi.releaseTakeover.mutate({ session_id: sessionId })}
+                end={(sessionId) => consoleApi.endSession.mutate({ session_id: sessionId })}
                 onChanged={reload}
               />
             ) : (
