@@ -1,8 +1,8 @@
 import '@mantine/core/styles.css';
 import '@mantine/charts/styles.css';
-import { ColorSchemeScript, MantineProvider, mantineHtmlProps } from '@mantine/core';
+import { ColorSchemeScript, mantineHtmlProps } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { consoleContrastCss, consoleTheme } from './theme';
+import { Providers } from './providers';
 
 export const metadata = {
   title: 'Browser Device Operator Service',
@@ -14,12 +14,9 @@ export default function RootLayout({ children }: { children: ReactNode }) {
     <html lang="en" {...mantineHtmlProps}>
       <head>
         <ColorSchemeScript defaultColorScheme="light" />
-        <style>{consoleContrastCss}</style>
       </head>
       <body>
-        <MantineProvider theme={consoleTheme} defaultColorScheme="light">
-          {children}
-        </MantineProvider>
+        <Providers>{children}</Providers>
       </body>
     </html>
   );

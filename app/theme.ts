@@ -1,9 +1,33 @@
-import { createTheme } from '@mantine/core';
+import { createTheme, defaultVariantColorsResolver, parseThemeColor, type CSSVariablesResolver, type VariantColorsResolver } from '@mantine/core';
+
+/** A hex colour moved `amount` (0..1) of the way to black. */
+function darken(hex: string, amount: number): string {
+  const channels = [1, 3, 5].map((at) => Math.round(parseInt(hex.slice(at, at + 2), 16) * (1 - amount)));
+  return `#${channels.map((channel) => channel.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/**
+ * Text on the light, outline and subtle variants (badges, light buttons, the active
+ * navigation link) darker than any shade of its colour: Mantine's default (shade 6 on a
+ * tinted background) falls below WCAG AA's 4.5:1 for small text.
+ */
+const readableVariants: VariantColorsResolver = (input) => {
+  const defaults = defaultVariantColorsResolver(input);
+  if (!['light', 'outline', 'subtle'].includes(input.variant)) return defaults;
+  const parsed = parseThemeColor({ color: input.color ?? input.theme.primaryColor, theme: input.theme });
+  // Only a colour named without a shade ("orange", not "orange.3") is darkened.
+  if (!parsed.isThemeColor || String(input.color ?? '').includes('.')) return defaults;
+  const shade9 = input.theme.colors[parsed.color]?.[9];
+  if (shade9 === undefined) return defaults;
+  // Shade 9 darkened a third: orange's and yellow's shade 9 alone stay under 4.5:1.
+  const text = darken(shade9, 0.35);
+  return { ...defaults, color: text, hoverColor: text, ...(input.variant === 'outline' ? { border: `1px solid ${text}` } : {}) };
+};
 
 /**
  * The console's one visual system: every page takes its colours, type, radius and spacing
- * from here, never from inline styles. Indigo reads as "operator tool"; the focus ring is
- * always shown for keyboard users (`focusRing: 'auto'` shows it on keyboard focus only).
+ * from here, never from inline styles. Indigo reads as "operator tool"; the focus ring
+ * shows on keyboard focus.
  */
 export const consoleTheme = createTheme({
   primaryColor: 'indigo',
@@ -14,30 +38,12 @@ export const consoleTheme = createTheme({
   defaultRadius: 'md',
   focusRing: 'auto',
   cursorType: 'pointer',
-  // Filled buttons and badges pick black or white text, whichever reads on their colour.
-  autoContrast: true,
+  variantColorResolver: readableVariants,
 });
 
-// Text on light badges and alerts, and dimmed text, darker than Mantine's defaults so that
-// every pair meets WCAG AA (4.5:1) on its background: the defaults (shade 9 on shade 1,
-// gray 6 on white) measure 3.3 to 3.9 for several colours, which axe reports as serious.
-const LIGHT_TEXT: Record<string, string> = {
-  indigo: '#2c3b94',
-  green: '#1b6b2c',
-  orange: '#9c3a06',
-  red: '#a51d1d',
-  teal: '#05634a',
-  cyan: '#085d6c',
-  yellow: '#7a4a00',
-  lime: '#3f6212',
-  pink: '#9c1f4f',
-};
-
-/**
- * The CSS variables the console overrides for contrast, as a style sheet the root layout
- * writes into <head> (a server component cannot hand MantineProvider a resolver function).
- * `html:root` outranks Mantine's own `:root[data-mantine-color-scheme]` rules.
- */
-export const consoleContrastCss = `html:root[data-mantine-color-scheme='light'] { --mantine-color-dimmed: #545b62; --mantine-primary-color-light-color: #2c3b94; ${Object.entries(LIGHT_TEXT)
-  .map(([name, value]) => `--mantine-color-${name}-light-color: ${value};`)
-  .join(' ')} }`;
+/** Secondary ("dimmed") text one shade darker than Mantine's, so it passes 4.5:1 on white and on the page's grey. */
+export const consoleCssVariables: CSSVariablesResolver = () => ({
+  variables: {},
+  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
+  dark: {},
+});

@@ -1,10 +1,12 @@
 import { expect, test } from '@playwright/test';
+import { expectNoSeriousViolations } from './support/accessibility';
 
 const baseUrl = () => process.env.E2E_BASE_URL!;
 
 test('the home page links to the API reference', async ({ page }) => {
   await page.goto(baseUrl());
   await expect(page.getByRole('heading', { name: 'Browser Device Operator Service' })).toBeVisible();
+  await expectNoSeriousViolations(page);
   await page.getByRole('link', { name: 'API reference' }).click();
   await expect(page).toHaveURL(/\/docs$/);
 });

@@ -11,8 +11,8 @@ import { OperatorContext } from './operator-context';
 import { SignIn } from './sign-in';
 
 const NAVIGATION = [
-  { href: '/console', label: 'Escalations', description: 'Waiting for a person', matches: (path: string) => path === '/console' || path.startsWith('/console/escalations') },
-  { href: '/console/organizations', label: 'Organizations', description: 'Keys, devices, usage', matches: (path: string) => path.startsWith('/console/organizations') },
+  { href: '/console', label: 'Escalations', matches: (path: string) => path === '/console' || path.startsWith('/console/escalations') },
+  { href: '/console/organizations', label: 'Organizations', matches: (path: string) => path.startsWith('/console/organizations') },
 ];
 
 type Sign = { state: 'loading' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'signed-in'; name: string };
@@ -91,7 +91,6 @@ export function ConsoleShell({ children }: { children: ReactNode }) {
               component={Link}
               href={item.href}
               label={item.label}
-              description={item.description}
               active={item.matches(pathname)}
               aria-current={item.matches(pathname) ? 'page' : undefined}
               variant="light"

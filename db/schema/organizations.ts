@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestampMs } from './columns';
 
 export const organizations = pgTable(
@@ -23,6 +23,10 @@ export const organizations = pgTable(
     escalationSigningSecret: text('escalation_signing_secret'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
   },
-  // Every escalation delivery is signed: an organization with a URL has a secret.
-  (table) => [check('organizations_escalation_url_signed', sql`${table.escalationUrl} is null or ${table.escalationSigningSecret} is not null`)],
+  (table) => [
+    // Every escalation delivery is signed: an organization with a URL has a secret.
+    check('organizations_escalation_url_signed', sql`${table.escalationUrl} is null or ${table.escalationSigningSecret} is not null`),
+    // The console's list, newest first, reads a page without sorting every organization.
+    index('organizations_page_idx').on(table.createdAt.desc(), table.id.desc()),
+  ],
 );

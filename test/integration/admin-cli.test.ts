@@ -89,6 +89,25 @@ describe('npm run admin', () => {
     for (const row of audit) expect(row.details).not.toContain('whsec_');
   });
 
+  it('changes an organization’s quotas and escalation URL with org:update, leaving what is not given, `none` clearing', async () => {
+    const { org_id: orgId } = json(await admin('org:create', '--name', 'Updated', '--max-devices', '2'));
+    const first = json(await admin('org:update', '--org', orgId, '--max-device-seconds', '600', '--escalation-url', 'https://example.test/hook'));
+    expect(first).toEqual({ org_id: orgId, escalation_signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) });
+    expect(json(await admin('org:update', '--org', orgId, '--max-devices', 'none'))).toEqual({ org_id: orgId });
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    const [org] = await sql`select max_devices, max_device_seconds, escalation_url, escalation_signing_secret from organizations where id = ${orgId}`;
+    const audit = await sql`select details::text from audit_events where resource_id = ${orgId} and action = 'operator.organization.updated' order by created_at`;
+    await sql.end();
+    expect(org).toEqual({ max_devices: null, max_device_seconds: 600, escalation_url: 'https://example.test/hook', escalation_signing_secret: first.escalation_signing_secret });
+    expect(audit.map((row) => JSON.parse(row.details))).toEqual([
+      { max_device_seconds: 600, escalation_url: 'set', via: 'cli' },
+      { max_devices: null, via: 'cli' },
+    ]);
+    const refused = await admin('org:update', '--org', orgId, '--max-devices', 'many');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr)).toEqual({ error: '--max-devices must be a whole number' });
+  });
+
   it('exits 1 with a message for unknown commands, scopes, organizations and foreign Spaces', async () => {
     const created = json(await admin('org:create', '--name', 'Other'));
     // No escalation URL, no secret: the output is exactly CONTRACT.md's.

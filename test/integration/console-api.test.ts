@@ -1,9 +1,8 @@
-import { createTRPCClient, httpLink, isTRPCClientError } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, consoleSessions } from '../../db/schema';
-import type { ConsoleAppRouter } from '../../server/console/console-router';
 import { createOperator } from '../../server/domain/console/operator-accounts';
+import { consoleClient as makeConsoleClient, consoleFailure } from '../support/console-client';
 import { apiClient } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -27,44 +26,8 @@ afterAll(async () => {
   await pages?.close();
 });
 
-/** A console client with its own cookie jar, as a browser would keep it. */
-function consoleClient() {
-  const jar = { cookie: '', setCookie: '' };
-  const client = createTRPCClient<ConsoleAppRouter>({
-    links: [
-      httpLink({
-        url: `${test.url}/console/api`,
-        headers: () => ({ 'x-svc-console': '1', ...(jar.cookie === '' ? {} : { cookie: jar.cookie }) }),
-        fetch: async (url, init) => {
-          const response = await fetch(url, init);
-          const setCookie = response.headers.get('set-cookie');
-          if (setCookie !== null) {
-            jar.setCookie = setCookie;
-            jar.cookie = setCookie.split(';', 1)[0]!;
-          }
-          return response;
-        },
-      }),
-    ],
-  });
-  return { client, jar };
-}
-
-/**
- * A failed call as the console's pages see it: the status, the message and the error
- * table's code (and the field of an input error), and nothing else of tRPC's shape.
- */
-async function failure(call: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await call;
-  } catch (error) {
-    if (!isTRPCClientError<ConsoleAppRouter>(error) || !error.data) throw error;
-    const { httpStatus, ...data } = error.data;
-    expect((error.meta?.response as Response).status).toBe(httpStatus);
-    return { status: httpStatus, message: error.message, ...data };
-  }
-  throw new Error('expected the call to fail');
-}
+const consoleClient = () => makeConsoleClient(test.url);
+const failure = consoleFailure;
 
 describe('console sign-in', () => {
   it('refuses calls without the console header, and everything but sign-in before signing in', async () => {

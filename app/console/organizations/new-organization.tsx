@@ -65,7 +65,7 @@ export function NewOrganizationButton() {
               <TextInput label="Organization name" required value={name} onChange={(event) => setName(event.currentTarget.value)} data-autofocus />
               <Group grow>
                 <NumberInput label="Max devices" description="Empty: no quota" min={0} allowDecimal={false} value={maxDevices} onChange={setMaxDevices} />
-                <NumberInput label="Max device-seconds per 24 h" description="Empty: no quota" min={0} allowDecimal={false} value={maxDeviceSeconds} onChange={setMaxDeviceSeconds} />
+                <NumberInput label="Device-seconds per 24 h" description="Empty: no quota" min={0} allowDecimal={false} value={maxDeviceSeconds} onChange={setMaxDeviceSeconds} />
               </Group>
               <TextInput
                 label="Escalation URL"

@@ -56,7 +56,7 @@ export function OrganizationSettings({ organization, onSaved }: { organization: 
         <Stack gap="sm">
           <Group grow align="flex-start">
             <NumberInput label="Max devices" description="Empty: no quota" min={0} allowDecimal={false} value={maxDevices} onChange={setMaxDevices} />
-            <NumberInput label="Max device-seconds per 24 h" description="Empty: no quota" min={0} allowDecimal={false} thousandSeparator="," value={maxDeviceSeconds} onChange={setMaxDeviceSeconds} />
+            <NumberInput label="Device-seconds per 24 h" description="Empty: no quota" min={0} allowDecimal={false} thousandSeparator="," value={maxDeviceSeconds} onChange={setMaxDeviceSeconds} />
           </Group>
           <TextInput
             label="Escalation URL"

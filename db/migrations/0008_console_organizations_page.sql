@@ -1,0 +1,1 @@
+CREATE INDEX "organizations_page_idx" ON "organizations" USING btree ("created_at" DESC NULLS LAST,"id" DESC NULLS LAST);
