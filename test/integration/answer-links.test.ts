@@ -222,6 +222,26 @@ describe('answer_url', () => {
   });
 });
 
+describe('answer_url of a task that asks again', () => {
+  it('does not show the earlier answers to the holder of the next link', async () => {
+    const parked = await park('The password?', 'ask a human "And the code?" then return the title');
+    const operator = await signedIn();
+    const before = receiver.received.length;
+    await operator.answerEscalation.mutate({ id: parked.escalationId, answer: 'hunter2', cleared: true });
+    await waitForTaskEnd(api, parked.task, 20_000, ['needs_human']);
+    const [received] = (await receiver.waitFor(before + 1)).slice(before);
+    const next = JSON.parse(received!.rawBody.toString('utf8'));
+    expect(next.escalation.reason).toBe('And the code?');
+    const page = await open({ ...parked, escalationId: next.escalation.id, secret: new URL(next.answer_url).hash.slice(1) });
+    const view = await page.answerLink.query({ escalation_id: next.escalation.id });
+    const answered = view.steps.find((step) => step.action === 'human_answer');
+    expect(answered?.note).toBe('(an earlier answer, not shown on answer links)');
+    expect(JSON.stringify(view)).not.toContain('hunter2');
+    // The console's operators see it.
+    expect((await operator.escalation.query({ id: next.escalation.id })).steps.find((step) => step.action === 'human_answer')?.note).toBe('hunter2');
+  });
+});
+
 describe('OpenAPI', () => {
   it('describes the escalation delivery with its answer_url', async () => {
     const document = (await (await fetch(`${test.url}/v1/openapi.json`)).json()) as any;

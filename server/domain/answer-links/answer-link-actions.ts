@@ -34,9 +34,18 @@ async function mayTakeOver(db: Db, row: EscalationRow): Promise<boolean> {
   return task?.status === 'needs_human';
 }
 
+/** What an earlier answer's step shows on an answer page instead of the answer. */
+export const HIDDEN_ANSWER_NOTE = '(an earlier answer, not shown on answer links)';
+
+/**
+ * The escalation as its answer page shows it. The task's earlier answers (its
+ * `human_answer` steps) are not shown: an answer may be a password someone else gave,
+ * and the link may have been forwarded; operators in the console see them.
+ */
 export async function answerLinkView(db: Db, row: EscalationRow): Promise<AnswerLinkView> {
   const [detail, allowed] = await Promise.all([escalationDetail(db, row), mayTakeOver(db, row)]);
-  return { ...detail, may_take_over: allowed };
+  const steps = detail.steps.map((step) => (step.action === 'human_answer' ? { ...step, note: HIDDEN_ANSWER_NOTE } : step));
+  return { ...detail, steps, may_take_over: allowed };
 }
 
 /** A session of the escalation's device for the link, ending when the escalation would expire if sooner. */
