@@ -76,13 +76,16 @@ async function signedIn() {
   return operator;
 }
 
-async function failure(call: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
+async function failure(call: Promise<unknown>): Promise<{ status: number; code: string; message: string; param?: string }> {
   try {
     await call;
   } catch (error) {
     if (!isTRPCClientError<ConsoleAppRouter>(error)) throw error;
     const body = (error.meta?.responseJSON ?? {}) as { error?: { code?: string; message?: string } };
-    if (error.data) return { status: error.data.httpStatus, code: error.data.code, message: error.message };
+    if (error.data) {
+      const { httpStatus, code, param } = error.data as { httpStatus: number; code: string; param?: string };
+      return { status: httpStatus, code, message: error.message, ...(param === undefined ? {} : { param }) };
+    }
     return { status: (error.meta?.response as Response).status, code: body.error?.code ?? '', message: body.error?.message ?? '' };
   }
   throw new Error('expected the call to fail');
@@ -295,6 +298,11 @@ describe('console live actions', () => {
     expect(ended!.revokedAt).not.toBeNull();
     expect(await failure(operator.endSession.mutate({ session_id: watch.id }))).toMatchObject({ status: 410, code: 'session_expired' });
     expect(await failure(operator.endSession.mutate({ session_id: apiSession.body.id }))).toMatchObject({ status: 404, code: 'session_not_found' });
+
+    // Bad input is a 400 naming the field, and changes nothing.
+    expect(await failure(operator.takeOverDevice.mutate({ device_id: 5 as unknown as string }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'device_id' });
+    expect(await failure(operator.watchDevice.mutate({ device_id: 'dev_nope' }))).toMatchObject({ status: 404, code: 'device_not_found' });
+    expect(await failure(client().openAnswerLink.mutate({ escalation_id: parked.escalationId, secret: 'x'.repeat(201) }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'secret' });
 
     // Signed out, none of it.
     expect(await failure(client().watchDevice.mutate({ device_id: parked.device }))).toMatchObject({ status: 401, code: 'console_sign_in_required' });
