@@ -36,7 +36,7 @@ export function RelativeTime({ at }: { at: string }) {
   const exact = new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   return (
     <Tooltip label={exact} withArrow openDelay={300}>
-      <time dateTime={at} title={exact}>
+      <time dateTime={at} title={exact} style={{ whiteSpace: "nowrap" }}>
         {relativeTime(at, now)}
       </time>
     </Tooltip>

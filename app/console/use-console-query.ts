@@ -43,7 +43,6 @@ export function useConsoleQuery<T>(load: () => Promise<T>, deps: readonly unknow
         setLoading(false);
       },
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [signedOut, ...deps]);
 
   useEffect(reload, [reload]);
