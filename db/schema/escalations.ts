@@ -70,6 +70,15 @@ export const escalations = pgTable(
     nextDeliveryAt: timestampMs('next_delivery_at'),
     deliveryLeaseOwner: text('delivery_lease_owner'),
     deliveryLastError: text('delivery_last_error'),
+    /**
+     * SHA-256 (hex) of every answer_url secret sent for this escalation (one per delivery
+     * attempt, like the bearers); the secret itself only ever travels in the URL's fragment.
+     */
+    answerLinkHashes: text('answer_link_hashes').array().notNull().default(sql`'{}'::text[]`),
+    /** When one of its answer_url links was opened: every link of the escalation is used from then on. */
+    answerLinkRedeemedAt: timestampMs('answer_link_redeemed_at'),
+    /** SHA-256 (hex) of the access token the page that opened the link holds. */
+    answerAccessHash: text('answer_access_hash'),
   },
   (table) => [
     index('escalations_page_idx').on(table.orgId, table.createdAt.desc(), table.id.desc()),

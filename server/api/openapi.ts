@@ -2,6 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { apiErrorCodes } from '../core/errors';
 import type { Meta } from '../trpc/init';
 import { appRouter } from './router';
+import { escalationDeliveryWebhook } from './escalation-delivery-openapi';
 import { taskEventsOpenApiPath } from './task-events-openapi';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
@@ -63,6 +64,7 @@ export function buildOpenApiDocument(publicUrl: string) {
   }
   document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath } as typeof document.paths;
   declareEscalationBearer(document);
+  (document as { webhooks?: Record<string, unknown> }).webhooks = { escalationDelivery: escalationDeliveryWebhook };
   return document;
 }
 

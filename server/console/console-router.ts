@@ -1,4 +1,17 @@
 import { router } from '../trpc/init';
+import { answerAnswerLinkProcedure } from './answer-links/answer-answer-link';
+import { endAnswerLinkSessionProcedure } from './answer-links/end-answer-link-session';
+import { getAnswerLinkProcedure } from './answer-links/get-answer-link';
+import { openAnswerLinkProcedure } from './answer-links/open-answer-link';
+import { releaseAnswerLinkDeviceProcedure } from './answer-links/release-answer-link-device';
+import { takeOverAnswerLinkDeviceProcedure } from './answer-links/take-over-answer-link-device';
+import { watchAnswerLinkDeviceProcedure } from './answer-links/watch-answer-link-device';
+import { getDeviceProcedure } from './devices/get-device';
+import { getEscalationProcedure } from './escalations/get-escalation';
+import { releaseTakeoverProcedure } from './sessions/release-takeover';
+import { takeOverDeviceProcedure } from './sessions/take-over-device';
+import { watchDeviceProcedure } from './sessions/watch-device';
+import { endSessionProcedure } from './sessions/end-session';
 import { deleteDeviceProcedure } from './devices/delete-device';
 import { listOrganizationDevicesProcedure } from './devices/list-organization-devices';
 import { sleepDeviceProcedure } from './devices/sleep-device';
@@ -48,6 +61,20 @@ export const consoleAppRouter = router({
   pendingEscalations: listPendingEscalationsProcedure,
   waitingOrganizations: listWaitingOrganizationsProcedure,
   answerEscalation: answerEscalationProcedure,
+  escalation: getEscalationProcedure,
+  device: getDeviceProcedure,
+  watchDevice: watchDeviceProcedure,
+  takeOverDevice: takeOverDeviceProcedure,
+  releaseTakeover: releaseTakeoverProcedure,
+  endSession: endSessionProcedure,
+  // The answer_url page's calls: no sign-in; the link's secret, then its access token.
+  openAnswerLink: openAnswerLinkProcedure,
+  answerLink: getAnswerLinkProcedure,
+  answerLinkWatch: watchAnswerLinkDeviceProcedure,
+  answerLinkTakeOver: takeOverAnswerLinkDeviceProcedure,
+  answerLinkRelease: releaseAnswerLinkDeviceProcedure,
+  answerLinkAnswer: answerAnswerLinkProcedure,
+  answerLinkEndSession: endAnswerLinkSessionProcedure,
   organizationDevices: listOrganizationDevicesProcedure,
   sleepDevice: sleepDeviceProcedure,
   wakeDevice: wakeDeviceProcedure,

@@ -43,6 +43,10 @@ const ERROR_TABLE = {
   organization_not_found: { status: 404, message: 'No such organization.', operatorTools: true },
   api_key_not_found: { status: 404, message: 'No such active API key.', operatorTools: true },
   no_escalation_url: { status: 409, message: 'The organization has no escalation URL to sign deliveries for.', operatorTools: true },
+  // The answer page of an escalation's answer_url (docs/api.md, "Answer links").
+  invalid_answer_link: { status: 401, message: 'This answer link is not valid.', operatorTools: true },
+  answer_link_used: { status: 410, message: 'This answer link was already opened once; ask for a new one.', operatorTools: true },
+  escalation_closed: { status: 410, message: 'This escalation is no longer waiting for an answer.', operatorTools: true },
 } as const satisfies Record<string, { status: number; message: string; operatorTools?: true }>;
 
 export type ApiErrorCode = keyof typeof ERROR_TABLE;

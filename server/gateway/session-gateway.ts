@@ -2,6 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { InvalidLiveInputError } from '../browser';
+import { answerLinkMayControl } from '../domain/answer-links/answer-link-access';
+import { operatorMayControl } from '../domain/console/operator-principal';
 import { deviceHostId } from '../domain/hosts/device-host';
 import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId, toPublicId } from '../domain/ids';
@@ -274,12 +276,21 @@ export class SessionGateway {
   async #keyMayControl(keyId: string): Promise<boolean> {
     const cached = this.#keyChecks.get(keyId);
     if (cached !== undefined && Date.now() - cached.at < KEY_CHECK_TTL_MS) return cached.allowed;
-    const allowed = this.#loadKey(keyId).then(
-      (record) => record !== null && record.revokedAt === null && record.scopes.includes('operator:sessions:control'),
-      () => false,
-    );
+    const allowed = this.#minterMayControl(keyId).catch(() => false);
     this.#keyChecks.set(keyId, { at: Date.now(), allowed });
     return allowed;
+  }
+
+  /**
+   * The minter of a session is an API key, or a person without one: an operator in the
+   * console (`console:<operator id>`, who must still exist) or an escalation's answer link
+   * (`answer_url:<escalation id>`, whose escalation must still be pending).
+   */
+  async #minterMayControl(minter: string): Promise<boolean> {
+    const person = (await operatorMayControl(this.#services.db, minter)) ?? (await answerLinkMayControl(this.#services.db, minter));
+    if (person !== null) return person;
+    const record = await this.#loadKey(minter);
+    return record !== null && record.revokedAt === null && record.scopes.includes('operator:sessions:control');
   }
 
   #end(connection: Connection, reason: { code: number; reason: string }): void {

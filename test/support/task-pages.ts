@@ -31,6 +31,13 @@ export async function startTaskPages(): Promise<TaskPages> {
         <style>body { margin: 0 } #unlock { position: absolute; left: 0; top: 0; width: 300px; height: 120px }</style>
         <button id="unlock" onclick="document.getElementById('status').textContent = 'Unlocked'">Unlock</button>
         <p id="status" style="margin-top: 200px">Locked</p>`);
+    } else if (url.pathname === '/echo') {
+      // A field a person types into during a takeover; the agent reads what was typed from #echo.
+      response.end(`<!doctype html><title>Echo</title>
+        <style>body { margin: 0; font: 20px sans-serif } #field { position: absolute; left: 20px; top: 20px; width: 400px; height: 60px; font-size: 24px }</style>
+        <input id="field" aria-label="Your name" oninput="document.getElementById('echo').textContent = this.value">
+        <p id="echo" style="margin-top: 120px"></p>
+        <h1 style="margin: 40px 20px 0">Customer details</h1><p style="margin: 8px 20px">Type the customer's name in the field above.</p>`);
     } else if (url.pathname === '/plain') {
       response.end('<!doctype html><title>Plain</title><p id="text">Nothing happens here</p>');
     } else {

@@ -8,6 +8,7 @@ import type { DeliveryError } from '../webhooks/deliver';
 import { nextAttemptDelayMs, shouldGiveUp } from '../webhooks/retry-schedule';
 import { toEscalationResource, type Escalation } from './escalation-resource';
 import { mintEscalationToken } from './escalation-token';
+import { answerUrl, mintAnswerLinkSecret } from './answer-link-secret';
 
 // `next_delivery_at` is both when the next attempt falls due and, while an attempt holds the
 // delivery, its lease's expiry: a claimed row is not due again until the lease runs out, so
@@ -38,6 +39,8 @@ export interface EscalationDeliveryBody {
   escalation: Escalation;
   resolve_url: string;
   token: string;
+  /** The one-time page where a person without a console key watches, takes over and answers (docs/api.md, "Answer links"). */
+  answer_url: string;
 }
 
 /**
@@ -69,14 +72,20 @@ export async function claimDueEscalationDeliveries(db: Db, owner: string, limit:
         continue;
       }
       const { token, hash } = mintEscalationToken();
+      const link = mintAnswerLinkSecret();
       await tx
         .update(escalations)
-        .set({ tokenHashes: sql`array_append(${escalations.tokenHashes}, ${hash})` })
+        .set({
+          tokenHashes: sql`array_append(${escalations.tokenHashes}, ${hash})`,
+          answerLinkHashes: sql`array_append(${escalations.answerLinkHashes}, ${link.hash})`,
+        })
         .where(eq(escalations.id, row.id));
+      const publicId = toPublicId('escalation', row.id);
       const body: EscalationDeliveryBody = {
         escalation: toEscalationResource(row),
-        resolve_url: `${publicUrl}/v1/escalations/${toPublicId('escalation', row.id)}/resolve`,
+        resolve_url: `${publicUrl}/v1/escalations/${publicId}/resolve`,
         token,
+        answer_url: answerUrl(publicUrl, publicId, link.secret),
       };
       claimed.push({
         ...claim,

@@ -84,7 +84,7 @@ export async function resolveEscalation(
   deps: ResolveDeps,
   authenticated: EscalationRow,
   body: ResolveEscalationBody,
-  origin: { requestId: string | null; via: 'resolve_callback' | 'console' },
+  origin: { requestId: string | null; via: 'resolve_callback' | 'console' | 'answer_url' },
 ): Promise<ResolveEscalationResult> {
   return deps.db.transaction(async (tx) => {
     // The task first, then the escalation: the lock order of every path touching both.

@@ -8,7 +8,17 @@ export interface Principal {
   /** Empty means organization-wide. */
   spaceIds: readonly string[];
   entitled: boolean;
+  /**
+   * Set when a person acts without an API key (an operator in the console, the holder of
+   * an escalation's answer_url): `keyId` then names them (`operator:<name>`,
+   * `answer_url:<escalation id>`), and their changes are audited with actor `system`
+   * (CONTRACT.md: a key id or `system`) and this origin in the details.
+   */
+  origin?: HumanOrigin;
 }
+
+/** Who acted, for a change made without an API key. */
+export type HumanOrigin = { via: 'console'; operator: string } | { via: 'answer_url'; escalation_id: string };
 
 /** Who caused a change, as recorded on audit events. */
 export interface Actor {
@@ -21,10 +31,11 @@ export interface Actor {
    * `system`): written into every audit event's details, so an operator's console action
    * names them.
    */
-  origin?: { via: 'console'; operator: string };
+  origin?: HumanOrigin;
 }
 
 export function actorOf(principal: Principal, requestId: string): Actor {
+  if (principal.origin !== undefined) return { orgId: principal.orgId, actor: 'system', requestId, origin: principal.origin };
   return { orgId: principal.orgId, actor: principal.keyId, requestId };
 }
 

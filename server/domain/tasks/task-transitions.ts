@@ -92,6 +92,9 @@ export async function resumeParkedTask(tx: Tx, taskId: string, actor: Actor, set
   // Whoever resumes it (an answer, a released takeover) settles what it was parked on: a
   // request for help still pending could otherwise resume a later park with a stale answer.
   await cancelPendingEscalations(tx, row.id, actor);
+  // An answer that resumes a task someone has taken over ends the takeover: the agent
+  // drives the page again, so no session may keep sending input to it.
+  await clearHoldsOnTask(tx, row.id);
   const [updated] = await tx
     .update(tasks)
     .set({

@@ -28,6 +28,8 @@ export interface EscalationDelivery {
   escalation: { id: string } & Record<string, unknown>;
   resolve_url: string;
   token: string;
+  /** The one-time page where a person watches, takes over and answers (its secret is the fragment). */
+  answer_url: string;
 }
 
 export type WebhookVerificationReason =

@@ -1,0 +1,199 @@
+'use client';
+
+import { Alert, Badge, Box, Group, Text } from '@mantine/core';
+import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from 'react';
+
+/** A session to connect with, as minting one answers (its token shown that once). */
+export type LiveSession = { id: string; ws_url: string; session_token: string };
+
+export type LiveState = 'connecting' | 'live' | 'taken_over' | 'ended';
+
+type Frame = { src: string; width: number; height: number };
+
+const STATE_LABELS: Record<LiveState, { label: string; color: string }> = {
+  connecting: { label: 'Connecting', color: 'gray' },
+  live: { label: 'Live', color: 'green' },
+  taken_over: { label: 'Taken over: you control the page', color: 'orange' },
+  ended: { label: 'Ended', color: 'red' },
+};
+
+// Keys sent by name (KeyboardEvent.key); a printable character is sent as text. Tab is
+// left to the browser, so keyboard users can always move focus out of the view.
+const NAMED_KEYS = new Set(['Enter', 'Backspace', 'Delete', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
+
+/** Why the gateway closed a socket, as a person reads it (close reasons are CONTRACT.md codes). */
+function closedSentence(code: number, reason: string): string {
+  if (reason === 'session_expired') return 'The live view session ended.';
+  if (reason === 'device_not_ready') return 'The device is not running any more.';
+  if (reason === 'input_queue_full') return 'Input came faster than the page could take it.';
+  if (code === 1001) return 'The service is restarting.';
+  return 'The connection to the device was lost.';
+}
+
+/**
+ * The device's page, live: frames from the session gateway (`svc.operator.v1`, the token
+ * offered as a subprotocol, never in the URL) drawn as they arrive. With `controlling`
+ * (a control session holding the takeover), the operator's clicks, typing, named keys and
+ * wheel scrolls are sent as input, mapped from the displayed image to the device's
+ * viewport (the frame's width and height are CSS pixels of the viewport). The view is
+ * focusable with a visible ring; its state (connecting, live, taken over, ended) and any
+ * refusal are shown in place.
+ */
+export function LiveView({ session, controlling, label, onEnded }: { session: LiveSession | null; controlling: boolean; label: string; onEnded?: (reason: string) => void }) {
+  const [frame, setFrame] = useState<Frame | null>(null);
+  const [state, setState] = useState<LiveState>('connecting');
+  const [error, setError] = useState<string | null>(null);
+  const [focused, setFocused] = useState(false);
+  const socketRef = useRef<WebSocket | null>(null);
+  const imageRef = useRef<HTMLImageElement | null>(null);
+  const frameRef = useRef<Frame | null>(null);
+  const controllingRef = useRef(controlling);
+  controllingRef.current = controlling;
+  const onEndedRef = useRef(onEnded);
+  onEndedRef.current = onEnded;
+
+  useEffect(() => {
+    if (session === null) return;
+    setState('connecting');
+    setError(null);
+    const socket = new WebSocket(session.ws_url, ['svc.operator.v1', `svc.token.${session.session_token}`]);
+    socketRef.current = socket;
+    let closedByUs = false;
+    socket.onmessage = (event: MessageEvent<string>) => {
+      const message = JSON.parse(event.data) as { type: string; data?: string; width?: number; height?: number; message?: string };
+      if (message.type === 'ready') setState('live');
+      else if (message.type === 'frame') {
+        const next = { src: `data:image/jpeg;base64,${message.data}`, width: message.width!, height: message.height! };
+        frameRef.current = next;
+        setFrame(next);
+      } else if (message.type === 'error') setError(message.message ?? 'The device refused that input.');
+    };
+    socket.onerror = () => setError('Could not connect to the device.');
+    socket.onclose = (event) => {
+      if (closedByUs) return;
+      setState('ended');
+      const sentence = closedSentence(event.code, event.reason);
+      setError(sentence);
+      onEndedRef.current?.(event.reason || 'closed');
+    };
+    return () => {
+      closedByUs = true;
+      socket.close(1000, 'done');
+      if (socketRef.current === socket) socketRef.current = null;
+    };
+  }, [session]);
+
+  const send = (input: Record<string, unknown>) => {
+    const socket = socketRef.current;
+    if (socket === null || socket.readyState !== WebSocket.OPEN || !controllingRef.current) return;
+    socket.send(JSON.stringify({ type: 'input', input }));
+  };
+
+  /** A point of the displayed image in the device's viewport coordinates. */
+  const toViewport = (clientX: number, clientY: number): { x: number; y: number } | null => {
+    const image = imageRef.current;
+    const current = frameRef.current;
+    if (image === null || current === null) return null;
+    const rect = image.getBoundingClientRect();
+    if (rect.width === 0 || rect.height === 0) return null;
+    const x = ((clientX - rect.left) / rect.width) * current.width;
+    const y = ((clientY - rect.top) / rect.height) * current.height;
+    return { x: Math.max(0, Math.min(current.width, Math.round(x))), y: Math.max(0, Math.min(current.height, Math.round(y))) };
+  };
+
+  const onClick = (event: MouseEvent<HTMLImageElement>) => {
+    if (!controlling) return;
+    const point = toViewport(event.clientX, event.clientY);
+    if (point !== null) send({ kind: 'click', ...point, button: 'left' });
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    if (!controlling || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key.length === 1) send({ kind: 'text', text: event.key });
+    else if (NAMED_KEYS.has(event.key)) send({ kind: 'key', key: event.key });
+    else return;
+    event.preventDefault();
+  };
+
+  // Wheel listeners must be non-passive to keep the console's own page from scrolling.
+  const boxRef = useRef<HTMLDivElement | null>(null);
+  useEffect(() => {
+    const box = boxRef.current;
+    if (box === null) return;
+    const onWheel = (event: WheelEvent) => {
+      if (!controllingRef.current) return;
+      event.preventDefault();
+      const point = toViewport(event.clientX, event.clientY);
+      if (point !== null) send({ kind: 'scroll', ...point, dx: Math.round(event.deltaX), dy: Math.round(event.deltaY) });
+    };
+    box.addEventListener('wheel', onWheel, { passive: false });
+    return () => box.removeEventListener('wheel', onWheel);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  const shown: LiveState = state === 'live' && controlling ? 'taken_over' : state;
+  const badge = STATE_LABELS[session === null && state !== 'ended' ? 'connecting' : shown];
+
+  return (
+    <Box>
+      <Group justify="space-between" mb="xs">
+        <Text size="sm" fw={600}>
+          {label}
+        </Text>
+        <Badge color={badge.color} variant="light" data-testid="live-state" role="status" aria-live="polite">
+          {badge.label}
+        </Badge>
+      </Group>
+      <div
+        ref={boxRef}
+        tabIndex={0}
+        role="region"
+        aria-label={`${label}${controlling ? ' (taken over: clicks, typing and scrolling go to the device)' : ''}`}
+        data-testid="live-view"
+        onKeyDown={onKeyDown}
+        onFocus={() => setFocused(true)}
+        onBlur={() => setFocused(false)}
+        style={{
+          position: 'relative',
+          background: 'var(--mantine-color-dark-7)',
+          borderRadius: 8,
+          minHeight: 200,
+          outline: focused ? '3px solid var(--mantine-color-blue-5)' : 'none',
+          outlineOffset: 3,
+          border: controlling ? '3px solid var(--mantine-color-orange-6)' : '3px solid transparent',
+          cursor: controlling ? 'crosshair' : 'default',
+          overflow: 'hidden',
+        }}
+      >
+        {frame === null ? (
+          <Text c="gray.4" size="sm" ta="center" py={80}>
+            {state === 'ended' ? 'No live view.' : 'Waiting for the first frame…'}
+          </Text>
+        ) : (
+          // eslint-disable-next-line @next/next/no-img-element
+          <img
+            ref={imageRef}
+            src={frame.src}
+            alt={`Live frame of the device's page, ${frame.width}×${frame.height}`}
+            data-testid="live-frame"
+            data-frame-width={frame.width}
+            data-frame-height={frame.height}
+            onClick={onClick}
+            draggable={false}
+            style={{ display: 'block', width: '100%', height: 'auto', userSelect: 'none' }}
+          />
+        )}
+      </div>
+      {controlling && (
+        <Text size="xs" c="dimmed" mt={4}>
+          Focus the view, then click, type and scroll: they go to the device&apos;s page. Tab leaves the view.
+        </Text>
+      )}
+      {error !== null && (
+        <Alert color="red" variant="light" mt="xs" role="alert" title="Live view">
+          {error}
+        </Alert>
+      )}
+    </Box>
+  );
+}

@@ -1,0 +1,125 @@
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Db } from '../../../db/client';
+import { sessions, tasks } from '../../../db/schema';
+import { ApiError } from '../../core/errors';
+import { EscalationDetailSchema, escalationDetail } from '../escalations/escalation-detail';
+import type { EscalationRow } from '../escalations/escalation-resource';
+import { resolveEscalation, type ResolveEscalationResult } from '../escalations/resolve-escalation';
+import { parsePublicId, toPublicId } from '../ids';
+import { clampTtlSecs, mintSession } from '../sessions/mint-session';
+import type { MintedSession } from '../sessions/session-resource';
+import { release, revokeSession, takeOver, type ReleaseResult, type SessionOperationDeps } from '../sessions/session-operations';
+import { answerLinkPrincipal, isAnswerLinkMinter } from './answer-link-access';
+
+// What the holder of an opened answer link does, each on a pending escalation the page's
+// access token opened (answer-link-access.ts): read it, watch the device, take it over
+// and release it (the /v1 session operations, with the link as the caller), and answer.
+
+const LINK_SESSION_TTL_SECS = 900;
+
+export const AnswerLinkViewSchema = EscalationDetailSchema.extend({ may_take_over: z.boolean() });
+export type AnswerLinkView = z.infer<typeof AnswerLinkViewSchema>;
+
+/**
+ * Whether the link may take the device over. The escalation model has no per-escalation
+ * permission: every kind (a question, a captcha, a login, a blocked page, a human's
+ * takeover) is a wall on the device's page, and the page is where a person passes it,
+ * so any pending escalation whose task still waits for it allows it. Once the task moved
+ * on (canceled, resumed some other way) there is nothing to take over.
+ */
+async function mayTakeOver(db: Db, row: EscalationRow): Promise<boolean> {
+  if (row.status !== 'pending' || row.subjectKind !== 'task') return false;
+  const [task] = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, row.taskId));
+  return task?.status === 'needs_human';
+}
+
+/** What an earlier answer's step shows on an answer page instead of the answer. */
+export const HIDDEN_ANSWER_NOTE = '(an earlier answer, not shown on answer links)';
+
+/**
+ * The escalation as its answer page shows it. The task's earlier answers (its
+ * `human_answer` steps) are not shown: an answer may be a password someone else gave,
+ * and the link may have been forwarded; operators in the console see them.
+ */
+export async function answerLinkView(db: Db, row: EscalationRow): Promise<AnswerLinkView> {
+  const [detail, allowed] = await Promise.all([escalationDetail(db, row), mayTakeOver(db, row)]);
+  const steps = detail.steps.map((step) => (step.action === 'human_answer' ? { ...step, note: HIDDEN_ANSWER_NOTE } : step));
+  return { ...detail, steps, may_take_over: allowed };
+}
+
+/** A session of the escalation's device for the link, ending when the escalation would expire if sooner. */
+function linkSessionTtl(row: EscalationRow): number {
+  return clampTtlSecs(Math.min(LINK_SESSION_TTL_SECS, Math.floor((row.expiresAt.getTime() - Date.now()) / 1000)));
+}
+
+export async function watchAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string): Promise<MintedSession> {
+  return mintSession(deps.db, deps.config.http.publicUrl, {
+    principal: answerLinkPrincipal(row),
+    requestId,
+    devicePublicId: toPublicId('device', row.deviceId),
+    body: { mode: 'watch', ttl_secs: linkSessionTtl(row) },
+  });
+}
+
+export async function takeOverAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string): Promise<{ session: MintedSession; hold_expires_at: string; task_id: string }> {
+  if (!(await mayTakeOver(deps.db, row))) throw new ApiError('no_running_task', { message: 'The task no longer waits on this escalation.' });
+  const principal = answerLinkPrincipal(row);
+  const session = await mintSession(deps.db, deps.config.http.publicUrl, {
+    principal,
+    requestId,
+    devicePublicId: toPublicId('device', row.deviceId),
+    body: { mode: 'control', ttl_secs: linkSessionTtl(row) },
+  });
+  try {
+    const held = await takeOver(deps, principal, requestId, session.id, { reason: 'answer_url' });
+    return { session, hold_expires_at: held.hold_expires_at, task_id: held.task_id };
+  } catch (error) {
+    await revokeSession(deps, principal, requestId, session.id).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** 404 session_not_found unless this link minted the session. */
+async function assertLinkSession(db: Db, row: EscalationRow, sessionPublicId: string): Promise<void> {
+  const id = parsePublicId('session', sessionPublicId);
+  const [session] = id === null ? [] : await db.select({ keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
+  if (session === undefined || !isAnswerLinkMinter(session.keyId, row)) throw new ApiError('session_not_found');
+}
+
+/** Releases a takeover this link holds (only a session this link minted: 404 session_not_found otherwise). */
+export async function releaseAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string, sessionPublicId: string): Promise<ReleaseResult> {
+  await assertLinkSession(deps.db, row, sessionPublicId);
+  return release(deps, answerLinkPrincipal(row), requestId, sessionPublicId);
+}
+
+/** Ends a session this link minted when its page closes (DELETE /v1/sessions/{id}'s rules). */
+export async function endSessionAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string, sessionPublicId: string): Promise<void> {
+  await assertLinkSession(deps.db, row, sessionPublicId);
+  await revokeSession(deps, answerLinkPrincipal(row), requestId, sessionPublicId);
+}
+
+/**
+ * Answers through the link, as the resolve callback would, `resolved_by: "answer_url"`.
+ * The link's sessions end with it: the page's access ends when the escalation is answered.
+ */
+export async function answerAsAnswerLink(
+  deps: SessionOperationDeps,
+  row: EscalationRow,
+  requestId: string,
+  answer: { answer: string; cleared: boolean },
+): Promise<ResolveEscalationResult> {
+  const result = await resolveEscalation(
+    deps,
+    row,
+    { answer: answer.answer === '' ? undefined : answer.answer, cleared: answer.cleared, resolved_by: 'answer_url' },
+    { requestId, via: 'answer_url' },
+  );
+  const principal = answerLinkPrincipal(row);
+  const live = await deps.db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.keyId, principal.keyId), isNull(sessions.revokedAt), gt(sessions.expiresAt, sql`now()`)));
+  for (const session of live) await revokeSession(deps, principal, requestId, toPublicId('session', session.id)).catch(() => undefined);
+  return result;
+}
