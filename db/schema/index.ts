@@ -12,3 +12,5 @@ export * from './sessions';
 export * from './operators';
 export * from './hosts';
 export * from './device-states';
+export * from './recordings';
+export * from './task-files';

@@ -59,6 +59,8 @@ export const taskSteps = pgTable(
     url: text('url'),
     title: text('title'),
     note: text('note'),
+    /** The JPEG of the page after the step, in the object store; null when none was taken (or it expired). */
+    screenshotKey: text('screenshot_key'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
   },
   (table) => [primaryKey({ columns: [table.taskId, table.seq] }), index('task_steps_org_created_idx').on(table.orgId, table.createdAt)],

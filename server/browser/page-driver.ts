@@ -141,6 +141,13 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
+  async screenshot(): Promise<Buffer> {
+    return this.run('timeout', 'taking a screenshot', async () => {
+      const data = await this.page.screenshot({ type: 'jpeg', quality: SCREENSHOT_QUALITY, encoding: 'binary', optimizeForSpeed: true });
+      return Buffer.from(data);
+    });
+  }
+
   async navigate(url: string): Promise<void> {
     await this.run('navigation_failed', `navigating to ${url}`, async () => {
       if (!URL.canParse(url)) {

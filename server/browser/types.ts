@@ -70,6 +70,8 @@ export interface PageDriver {
   waitForText(text: string, timeoutMs: number): Promise<void>;
   /** innerText of the first element matching a CSS selector. */
   textOf(selector: string): Promise<string>;
+  /** A JPEG (quality 60) of the viewport as it is now: each step's screenshot. */
+  screenshot(): Promise<Buffer>;
   /**
    * Hard allow-list for navigations and subresource requests; an entry allows its
    * subdomains. null or [] means unrestricted. A main-frame navigation blocked while

@@ -62,9 +62,9 @@ export class SessionGateway {
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
-  constructor(services: Services) {
+  constructor(services: Services, views: DeviceViews) {
     this.#services = services;
-    this.#views = new DeviceViews(services.browserPool);
+    this.#views = views;
     this.#loadKey = keyRecordLoader(services.db);
     this.#socketSlots = new ConcurrencySlots(services.config.limits.socketsPerSession);
   }

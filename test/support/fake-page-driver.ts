@@ -80,6 +80,11 @@ export class FakePageDriver implements PageDriver {
     return this.#call('waitForText', [text, timeoutMs], () => undefined);
   }
 
+  screenshot(): Promise<Buffer> {
+    // The JPEG start and end markers: enough for what unit tests check.
+    return this.#call('screenshot', [], () => Buffer.from([0xff, 0xd8, 0xff, 0xd9]));
+  }
+
   textOf(selector: string): Promise<string> {
     return this.#call('textOf', [selector], () => this.#pages[this.url]?.texts?.[selector] ?? '');
   }
