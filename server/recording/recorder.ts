@@ -105,7 +105,6 @@ export class Recorder {
         stopping ??= (async () => {
           stopped = true;
           unwatch();
-          this.#active.delete(active);
           const running = encoder as FrameEncoder | null;
           if (running === null) {
             await markRecordingFailed(db, recordingId).catch((error: unknown) => log.error({ err: error, recordingId }, 'could not mark a recording failed'));
@@ -114,7 +113,7 @@ export class Recorder {
           const ended = await running.stop();
           if (!ended.ok) log.warn({ recordingId, ffmpeg: running.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
           await this.#finish(row, file);
-        })();
+        })().finally(() => this.#active.delete(active));
         return stopping;
       },
     };

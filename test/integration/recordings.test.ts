@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { apiClient, type ApiCall } from '../support/http';
 import { startColourPages } from '../support/colour-pages';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
@@ -20,7 +21,7 @@ beforeAll(async () => {
   pages = await startColourPages();
   test = await startTestService();
   tenant = await createTenant(test);
-  key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
+  key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:sessions:write']);
   api = apiClient(test.url, key);
 });
 afterAll(async () => {
@@ -50,8 +51,8 @@ function redThenBlue(): string {
   return `go to ${pages.url('/red?after=1200')} then wait for "Ready" then go to ${pages.url('/blue?after=1200')} then wait for "Ready"; return the title`;
 }
 
-async function runTask(prompt: string): Promise<any> {
-  const device = await newDevice();
+async function runTask(prompt: string, device?: string): Promise<any> {
+  device ??= await newDevice();
   const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt });
   expect(submitted.status).toBe(202);
   return waitForTaskEnd(api, submitted.body.id);
@@ -135,5 +136,58 @@ describe('task recordings', () => {
     const unscoped = apiClient(test.url, await tenant.key(['operator:devices:read']));
     expect((await unscoped('GET', `/v1/tasks/${submitted.body.id}/recording`)).status).toBe(403);
     expect((await apiClient(test.url)('GET', `/v1/tasks/${submitted.body.id}/recording`)).status).toBe(401);
+  });
+});
+
+/** Polls until the route answers 200 (a recording is stored once its subject stopped). */
+async function waitForRecording(route: string): Promise<Buffer> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const response = await fetchBytes(`${test.url}${route}`);
+    if (response.status === 200) return response.bytes;
+    expect(response.status).toBe(404);
+    if (Date.now() > deadline) throw new Error(`no recording at ${route}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function videoFile(bytes: Buffer): Promise<string> {
+  const file = path.join(tmpdir(), `recording-${process.pid}-${Date.now()}.mp4`);
+  await writeFile(file, bytes);
+  return file;
+}
+
+describe('session recordings', () => {
+  it('records what a live-view session watched while its socket was open', async () => {
+    const device = await newDevice();
+    expect((await runTask(`go to ${pages.url('/blue')}; return the title`, device)).status).toBe('succeeded');
+    const minted = await api('POST', `/v1/devices/${device}/sessions`, {});
+    expect(minted.status).toBe(201);
+    const session = minted.body;
+    const route = `/v1/sessions/${session.id}/recording`;
+    const before = await api('GET', route);
+    expect(before.status).toBe(404);
+    expect(before.body.error.code).toBe('recording_not_found');
+
+    const socket = new WebSocket(`${test.url.replace('http', 'ws')}${new URL(session.ws_url).pathname}`, ['svc.operator.v1', `svc.token.${session.session_token}`]);
+    await new Promise<void>((resolve, reject) => {
+      socket.on('message', (data) => {
+        if (JSON.parse(data.toString()).type === 'frame') resolve();
+      });
+      socket.on('error', reject);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    socket.close();
+
+    const file = await videoFile(await waitForRecording(route));
+    const video = await ffprobe(file);
+    expect(video.duration).toBeGreaterThan(1);
+    expect((await frameColors(file)).every(isBlue)).toBe(true);
+
+    const other = await createTenant(test);
+    const foreign = await apiClient(test.url, await other.key(['operator:sessions:write']))('GET', route);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('session_not_found');
+    expect((await apiClient(test.url, await tenant.key(['operator:tasks:read']))('GET', route)).status).toBe(403);
   });
 });
