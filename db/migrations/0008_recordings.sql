@@ -32,4 +32,5 @@ CREATE INDEX "recordings_subject_idx" ON "recordings" USING btree ("subject_kind
 CREATE INDEX "recordings_host_status_idx" ON "recordings" USING btree ("host_id","status");--> statement-breakpoint
 CREATE INDEX "recordings_finished_idx" ON "recordings" USING btree ("finished_at");--> statement-breakpoint
 CREATE INDEX "task_files_task_idx" ON "task_files" USING btree ("task_id","created_at");--> statement-breakpoint
-CREATE INDEX "task_files_created_idx" ON "task_files" USING btree ("created_at");
+CREATE INDEX "task_files_created_idx" ON "task_files" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "task_steps_screenshot_created_idx" ON "task_steps" USING btree ("created_at") WHERE "task_steps"."screenshot_key" is not null;

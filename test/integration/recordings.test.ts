@@ -1,7 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recordings, taskSteps } from '../../db/schema';
+import { parsePublicId } from '../../server/domain/ids';
+import { pruneArtifacts } from '../../server/domain/recordings/artifact-retention';
 import WebSocket from 'ws';
 import { apiClient, type ApiCall } from '../support/http';
 import { startColourPages } from '../support/colour-pages';
@@ -189,5 +193,30 @@ describe('session recordings', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe('session_not_found');
     expect((await apiClient(test.url, await tenant.key(['operator:tasks:read']))('GET', route)).status).toBe(403);
+  });
+});
+
+describe('artifact retention', () => {
+  it('deletes recordings and step screenshots past OPERATOR_ARTIFACT_RETENTION_DAYS, objects first, and keeps recent ones', async () => {
+    const { db, store, config } = test.service.services;
+    const oldTask = await runTask(`go to ${pages.url('/red')}; return the title`);
+    const newTask = await runTask(`go to ${pages.url('/blue')}; return the title`);
+    const oldId = parsePublicId('task', oldTask.id)!;
+    const [recording] = await db.select().from(recordings).where(eq(recordings.subjectId, oldId));
+    const [step] = await db.select().from(taskSteps).where(eq(taskSteps.taskId, oldId)).limit(1);
+    expect(await store.head(recording!.objectKey)).not.toBeNull();
+    const past = sql`now() - make_interval(secs => ${config.artifacts.retentionMs / 1000 + 60})`;
+    await db.update(recordings).set({ finishedAt: past }).where(eq(recordings.subjectId, oldId));
+    await db.update(taskSteps).set({ createdAt: past }).where(eq(taskSteps.taskId, oldId));
+
+    const pruned = await pruneArtifacts(db, store, config.artifacts.retentionMs);
+    expect(pruned.recordings).toBe(1);
+    expect(pruned.screenshots).toBeGreaterThanOrEqual(2);
+    expect(await store.head(recording!.objectKey)).toBeNull();
+    expect(await store.head(step!.screenshotKey!)).toBeNull();
+    expect((await api('GET', `/v1/tasks/${oldTask.id}/recording`)).body.error.code).toBe('recording_not_found');
+    expect((await api('GET', `/v1/tasks/${oldTask.id}/steps/1/screenshot`)).body.error.code).toBe('screenshot_not_found');
+    expect((await fetchBytes(`${test.url}/v1/tasks/${newTask.id}/recording`)).status).toBe(200);
+    expect((await fetchBytes(`${test.url}/v1/tasks/${newTask.id}/steps/1/screenshot`)).status).toBe(200);
   });
 });
