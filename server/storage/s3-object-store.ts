@@ -20,6 +20,11 @@ export class S3ObjectStore implements ObjectStore {
       region: location.region,
       ...(location.endpoint === null ? {} : { endpoint: location.endpoint }),
       forcePathStyle: location.forcePathStyle,
+      // The SDK's default CRC checksums send a streamed body `aws-chunked`, which
+      // S3-compatible servers (s3rver, older MinIO, Ceph) store with its framing: only
+      // where S3 requires them.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       ...(location.credentials === null ? {} : { credentials: location.credentials }),
     });
   }
