@@ -19,6 +19,8 @@ export const FailureCodeSchema = z.enum([
   'agent_loop',
   'escalation_expired',
   'escalation_not_cleared',
+  'download_failed',
+  'download_too_large',
   'timeout',
   'internal_error',
 ]);
@@ -42,6 +44,10 @@ export const FAILURE_DETAILS = {
   escalation_expired: 'No human answered the request for help before it expired.',
   // The resolve callback said `cleared: false`: a human looked but what stopped the task stands.
   escalation_not_cleared: 'The human who answered the request for help could not clear what stopped the task.',
+  // The click started no download, or it did not finish in time, or the provider keeps none (browserless).
+  download_failed: 'A download the task needed did not complete.',
+  // OPERATOR_DOWNLOAD_MAX_FILE_BYTES, or what OPERATOR_DOWNLOAD_MAX_TASK_BYTES left for the task.
+  download_too_large: 'A download was larger than the task may keep.',
   timeout: 'The task did not finish within its time limit.',
   // Used by the task runner when runAgent throws (a bug or a failing step store).
   internal_error: 'The task stopped because of an internal error in the service.',
@@ -65,4 +71,6 @@ export const ACTION_ERROR_FAILURES = {
   destination_blocked: 'destination_blocked',
   timeout: 'action_timeout',
   browser_gone: 'device_lost',
+  download_failed: 'download_failed',
+  download_too_large: 'download_too_large',
 } as const satisfies Record<ActionErrorCode, FailureCode>;

@@ -7,6 +7,7 @@ import { normalizeUrl } from './normalize-url';
  * keywords in any case:
  *   go to <url> | open <url>                   (no scheme: https:// is added; see normalize-url.ts)
  *   click "<visible text or CSS selector>"
+ *   download "<visible text or CSS selector>"  (click, and keep the file it downloads)
  *   type "<text>" into "<label, placeholder, name or CSS selector>"
  *   press <Key>                                (Enter, Tab, Escape, Control+A, ...)
  *   wait for "<text>"
@@ -63,6 +64,10 @@ function parseSentence(tokens: Token[]): Instruction['action'] | null {
     case `return the text of ${QUOTED}`: {
       const selector = quoted(4);
       return selector === null ? null : { kind: 'extract', source: { of: 'text', selector } };
+    }
+    case `download ${QUOTED}`: {
+      const target = quoted(1);
+      return target === null ? null : { kind: 'download', target };
     }
     case `click ${QUOTED}`: {
       const target = quoted(1);

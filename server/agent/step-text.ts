@@ -11,6 +11,7 @@ import type { JsonValue } from './json-value';
  *   press <Key> | scroll down | scroll up | wait for "<text>"
  *   extract title | extract url | extract text of "<selector>"
  *   ask_human "<question>"
+ *   download "<text or selector>"         download ref=<n> (<role> "<name>")
  * Strings are JSON-quoted and clamped, so a step stays one readable line.
  */
 export function describeAction(action: Exclude<AgentAction, { kind: 'finish' }>, page: PageObservation): string {
@@ -31,6 +32,8 @@ export function describeAction(action: Exclude<AgentAction, { kind: 'finish' }>,
       return `extract ${describeSource(action.source)}`;
     case 'ask_human':
       return `ask_human ${quote(action.question)}`;
+    case 'download':
+      return `download ${describeTarget(action.target, page)}`;
   }
 }
 

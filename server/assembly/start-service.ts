@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from '../api/openapi';
 import { taskEventsRoute } from '../api/tasks/stream-task-events';
 import { taskRecordingRoute } from '../api/tasks/get-task-recording';
 import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
+import { taskFileRoute } from '../api/tasks/get-task-file';
 import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
 import { EventStreams } from '../http/event-stream';
 import { BrowserPool, createBrowserProvider } from '../browser';
@@ -27,7 +28,7 @@ import { TaskChannel } from '../domain/channels/task-channel';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { DeviceViews } from '../gateway/device-views';
 import { SessionGateway } from '../gateway/session-gateway';
-import { Recorder } from '../recording/recorder';
+import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import { createRequestRouter, type Readiness } from './request-router';
@@ -150,6 +151,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Pr
     taskRecordingRoute(services),
     sessionRecordingRoute(services),
     stepScreenshotRoute(services),
+    taskFileRoute(services),
   ];
   const gateway = new SessionGateway(services, deviceViews);
   await gateway.start();

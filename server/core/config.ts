@@ -128,6 +128,9 @@ const EnvSchema = z.object({
   OPERATOR_ARTIFACT_RETENTION_DAYS: positiveInt(30),
   // Frames per second a recording keeps at most: ffmpeg's CPU grows with it.
   OPERATOR_RECORDING_FPS: z.coerce.number().int().min(1).max(30).default(5),
+  // Caps on what a task's `download` actions keep: per file, and all of one task's together.
+  OPERATOR_DOWNLOAD_MAX_FILE_BYTES: positiveInt(50 * 1024 * 1024),
+  OPERATOR_DOWNLOAD_MAX_TASK_BYTES: positiveInt(200 * 1024 * 1024),
   OPERATOR_METRICS_TOKEN: optionalString,
   OPERATOR_SERVE_CONSOLE: z
     .enum(['true', 'false'])
@@ -244,6 +247,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     artifacts: {
       retentionMs: e.OPERATOR_ARTIFACT_RETENTION_DAYS * 86_400_000,
       recordingFps: e.OPERATOR_RECORDING_FPS,
+      downloadMaxFileBytes: e.OPERATOR_DOWNLOAD_MAX_FILE_BYTES,
+      downloadMaxTaskBytes: e.OPERATOR_DOWNLOAD_MAX_TASK_BYTES,
     },
     /** Bearer of GET /metrics; null: the route does not exist. */
     metricsToken: e.OPERATOR_METRICS_TOKEN,

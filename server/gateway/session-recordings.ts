@@ -1,5 +1,5 @@
 import type { SessionRow } from '../domain/sessions/session-resource';
-import type { ActiveRecording, Recorder } from '../recording/recorder';
+import type { ActiveRecording, Recorder } from '../artifacts/recorder';
 
 /**
  * A live-view session is recorded while at least one of its sockets is open on the

@@ -1,4 +1,7 @@
+import path from 'node:path';
 import { createModelPlanner } from '../agent/model-planner';
+import { keepDownload } from '../artifacts/keep-download';
+import { taskBytesKept } from '../domain/files/task-files';
 import { createOfflinePlanner } from '../agent/offline-planner';
 import type { AgentOutcome } from '../agent/outcome';
 import type { Planner } from '../agent/planner';
@@ -24,6 +27,9 @@ export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceI
 // Fallback poll for work: notifications start tasks at once; this only covers a
 // notification lost while the listener reconnected.
 const POLL_INTERVAL_MS = 1_000;
+
+// For a `download` to start and finish (the task's deadline permitting).
+const DOWNLOAD_TIMEOUT_MS = 60_000;
 
 // A step's screenshot is skipped past this: a hung page must not hold the step.
 const SCREENSHOT_TIMEOUT_MS = 5_000;
@@ -166,6 +172,16 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
         }
       },
       recordModelCall: (usage) => addModelCall(deps.db, task.id, usage),
+      downloads: {
+        limits: async () => ({
+          maxBytes: Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, task.id))),
+          timeoutMs: DOWNLOAD_TIMEOUT_MS,
+        }),
+        keep: async (file) => {
+          const maxBytes = Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, task.id)));
+          await keepDownload({ db: deps.db, store: deps.store, workDir: path.join(config.dataDir, 'downloads') }, task, file, maxBytes);
+        },
+      },
     });
   }
 

@@ -9,7 +9,7 @@ import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import type { TaskChannel } from '../domain/channels/task-channel';
 import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import type { Logger } from '../core/log';
-import type { Recorder } from '../recording/recorder';
+import type { Recorder } from '../artifacts/recorder';
 import type { ObjectStore } from '../storage';
 
 /**
