@@ -2,6 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { apiErrorCodes } from '../core/errors';
 import type { Meta } from '../trpc/init';
 import { appRouter } from './router';
+import { artifactOpenApiPaths } from './artifacts-openapi';
 import { taskEventsOpenApiPath } from './task-events-openapi';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
@@ -61,7 +62,7 @@ export function buildOpenApiDocument(publicUrl: string) {
     };
     operation.responses = responses;
   }
-  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath } as typeof document.paths;
+  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath, ...artifactOpenApiPaths } as typeof document.paths;
   declareEscalationBearer(document);
   return document;
 }
