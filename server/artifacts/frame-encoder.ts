@@ -37,6 +37,9 @@ export class FrameEncoder {
   readonly #tick: NodeJS.Timeout;
   readonly #startedAt = Date.now();
   readonly #fps: number;
+  /** The video's frame size. */
+  readonly width: number;
+  readonly height: number;
   #latest: Buffer;
   #written = 0;
   #stopping: Promise<{ durationMs: number; ok: boolean }> | null = null;
@@ -45,6 +48,8 @@ export class FrameEncoder {
   constructor(options: EncoderOptions, firstFrame: Buffer) {
     const width = even(options.width);
     const height = even(options.height);
+    this.width = width;
+    this.height = height;
     this.#fps = options.fps;
     this.#latest = firstFrame;
     // prettier-ignore

@@ -112,7 +112,8 @@ export class Recorder {
           }
           const ended = await running.stop();
           if (!ended.ok) log.warn({ recordingId, ffmpeg: running.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
-          await this.#finish(row, file);
+          // A clean end needs no ffprobe (a second or more on a busy machine): the encoder knows.
+          await this.#finish(row, file, ended.ok ? { durationMs: ended.durationMs, width: running.width, height: running.height } : null);
         })().finally(() => this.#active.delete(active));
         return stopping;
       },
@@ -136,10 +137,10 @@ export class Recorder {
   }
 
   /** The file's video goes to the store and the row becomes `ready`; or the row `failed`. */
-  async #finish(row: RecordingRow, file: string): Promise<void> {
+  async #finish(row: RecordingRow, file: string, known: { durationMs: number; width: number; height: number } | null = null): Promise<void> {
     const { db, store, log } = this.#deps;
     try {
-      const video = await probeVideo(file);
+      const video = known ?? (await probeVideo(file));
       if (video === null) {
         log.warn({ recordingId: row.id }, 'a recording left no readable video; marked failed');
         await markRecordingFailed(db, row.id);

@@ -87,6 +87,7 @@ describe('tasks on the offline planner', () => {
       url: pages.url('/form'),
       title: 'Sign up',
       note: `go to ${pages.url('/form')}`,
+      screenshot_url: `${test.service.services.config.http.publicUrl}/v1/tasks/${submitted.body.id}/steps/1/screenshot`,
       created_at: expect.stringMatching(/Z$/),
     });
     expect(payloads.map((step) => step.type)).toEqual(['action', 'action', 'action', 'action', 'action', 'message']);
