@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chown, mkdir, stat } from 'node:fs/promises';
+import { chown, mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CDPSession, Page, Protocol } from 'puppeteer-core';
 import { ActionError, type DownloadedFile, type DownloadLimits } from './types.js';
@@ -14,6 +14,8 @@ import { ActionError, type DownloadedFile, type DownloadLimits } from './types.j
  */
 export async function downloadByClick(page: Page, downloadsDir: string | null, limits: DownloadLimits, trigger: () => Promise<void>): Promise<DownloadedFile> {
   if (downloadsDir === null) throw new ActionError('download_failed', "downloads are not kept for this device's browser provider");
+  // One task runs on a device at a time: what an interrupted download left is removed.
+  await rm(downloadsDir, { recursive: true, force: true });
   const folder = path.join(downloadsDir, randomUUID());
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const owner = await stat(path.dirname(downloadsDir));
