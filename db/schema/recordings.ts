@@ -1,7 +1,8 @@
 import { index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestampMs } from './columns';
 
-export const recordingSubjects = ['task', 'session'] as const;
+// `cdp_session`: for recordings of CDP sessions (issue 14 part 1), which call Recorder.start the same way.
+export const recordingSubjects = ['task', 'session', 'cdp_session'] as const;
 export type RecordingSubject = (typeof recordingSubjects)[number];
 
 /**

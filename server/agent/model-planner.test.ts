@@ -117,6 +117,13 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
     expect(steps.map((step) => step.action)).toEqual(['extract text of "#message"', 'answer']);
   });
 
+  it('maps the download tool to a download of its target (which fails where the run keeps no downloads)', async () => {
+    server.push({ toolCalls: [{ name: 'download', arguments: { target: '#report' } }] });
+    const { outcome, steps } = await run('Get the report');
+    expect(outcome).toEqual({ status: 'failed', error: 'download_failed' });
+    expect(steps.map((step) => step.action)).toEqual(['failed download_failed']);
+  });
+
   it('parks at needs_human on ask_human', async () => {
     server.push({ toolCalls: [{ name: 'ask_human', arguments: { question: 'Which plan should I pick?' } }] });
     const { outcome } = await run('Pick a plan');
