@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 const FFMPEG = '/usr/bin/ffmpeg';
-// Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4.
-const STOP_TIMEOUT_MS = 20_000;
+// Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4 (up
+// to its last fragment). Generous: on a saturated machine, ten encoders finishing at once
+// were seen to need more than 20 s.
+const STOP_TIMEOUT_MS = 60_000;
 // Frames written at most in one tick to catch up after the event loop stalled.
 const MAX_CATCH_UP_FRAMES = 50;
 
@@ -33,7 +35,7 @@ export interface EncoderOptions {
  */
 export class FrameEncoder {
   readonly #process: ChildProcess;
-  readonly #exited: Promise<number | null>;
+  readonly #exited: Promise<string>;
   readonly #tick: NodeJS.Timeout;
   readonly #startedAt = Date.now();
   readonly #fps: number;
@@ -68,8 +70,8 @@ export class FrameEncoder {
     // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.
     this.#process.stdin!.on('error', () => undefined);
     this.#exited = new Promise((resolve) => {
-      this.#process.once('error', () => resolve(null));
-      this.#process.once('exit', (code) => resolve(code));
+      this.#process.once('error', (error) => resolve(`could not start: ${error.message}`));
+      this.#process.once('exit', (code, signal) => resolve(code === 0 ? 'ok' : `exited with ${code ?? signal}`));
     });
     this.#writeDue();
     this.#tick = setInterval(() => this.#writeDue(), Math.round(1000 / options.fps));
@@ -96,9 +98,10 @@ export class FrameEncoder {
       this.#writeDue();
       this.#process.stdin!.end();
       const timer = setTimeout(() => this.#process.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      const code = await this.#exited;
+      const exit = await this.#exited;
       clearTimeout(timer);
-      return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok: code === 0 };
+      if (exit !== 'ok') this.#stderr = `${exit}; ${this.#stderr}`;
+      return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok: exit === 'ok' };
     })();
     return this.#stopping;
   }
