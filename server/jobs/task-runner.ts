@@ -122,9 +122,12 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     });
     const heartbeat = new PeriodicTimer(heartbeatMs, checkLease, heartbeatFailed);
     heartbeat.start();
-    // Stopped before the task's end is written, so a client told the task ended finds
-    // its recording (a few hundred milliseconds of ffmpeg and storage per run).
-    const recording = await deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
+    // Started alongside the run (opening the screencast takes a moment the first step
+    // need not wait for), and stopped before the task's end is written, so a client told
+    // the task ended finds its recording (ffmpeg's last frames and the store's write, about
+    // a tenth of a second on a quiet machine).
+    const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
+    const recording = { stop: async () => (await started).stop() };
     try {
       const outcome = await runOnDevice(task, signal, stop);
       await recording.stop();
