@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../../db/client';
 import type { LiveFrame } from '../browser';
@@ -80,8 +81,13 @@ export class Recorder {
       const width = Math.min(frame.width, MAX_WIDTH);
       const height = Math.round((frame.height * width) / Math.max(1, frame.width));
       encoder = new FrameEncoder({ file, fps: this.#deps.fps, width, height }, jpeg);
-      // Found again by recover() should this process die before stop().
-      void writeFile(`${file}.pid`, String(encoder.pid ?? ''), { mode: 0o600 }).catch(() => undefined);
+      // Found again by recover() should this process die before stop(). Written at once
+      // (a few bytes), so a quick stop() never races it and leaves it behind.
+      try {
+        writeFileSync(`${file}.pid`, String(encoder.pid ?? ''), { mode: 0o600 });
+      } catch {
+        // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
+      }
     };
     let unwatch: () => void;
     let row: RecordingRow;

@@ -209,8 +209,15 @@ describe('artifact retention', () => {
     await db.update(recordings).set({ finishedAt: past }).where(eq(recordings.subjectId, oldId));
     await db.update(taskSteps).set({ createdAt: past }).where(eq(taskSteps.taskId, oldId));
 
+    // A recording whose host never came back to finish it.
+    const [stuck] = await db
+      .insert(recordings)
+      .values({ orgId: tenant.orgId, subjectKind: 'task', subjectId: oldId, hostId: 'gone', status: 'recording', objectKey: 'recordings/x.mp4', contentType: 'video/mp4', createdAt: past })
+      .returning();
+
     const pruned = await pruneArtifacts(db, store, config.artifacts.retentionMs);
-    expect(pruned.recordings).toBe(1);
+    expect(pruned.recordings).toBe(2);
+    expect(await db.select().from(recordings).where(eq(recordings.id, stuck!.id))).toEqual([]);
     expect(pruned.screenshots).toBeGreaterThanOrEqual(2);
     expect(await store.head(recording!.objectKey)).toBeNull();
     expect(await store.head(step!.screenshotKey!)).toBeNull();

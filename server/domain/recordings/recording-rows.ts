@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { recordings, type RecordingSubject } from '../../../db/schema';
 import { dbNow } from '../db-clock';
@@ -68,13 +68,16 @@ export async function latestReadyRecording(db: Db, kind: RecordingSubject, subje
   return row ?? null;
 }
 
-/** Finished recordings past retention, oldest first, at most `limit`. */
+/**
+ * Recordings past retention, at most `limit`: finished ones by their end, and ones still
+ * `recording` by their start (their host never came back to finish them).
+ */
 export async function expiredRecordings(db: Db, retentionMs: number, limit: number): Promise<RecordingRow[]> {
+  const cutoff = sql`now() - make_interval(secs => ${retentionMs / 1000})`;
   return db
     .select()
     .from(recordings)
-    .where(lt(recordings.finishedAt, sql`now() - make_interval(secs => ${retentionMs / 1000})`))
-    .orderBy(recordings.finishedAt)
+    .where(or(lt(recordings.finishedAt, cutoff), and(eq(recordings.status, 'recording'), lt(recordings.createdAt, cutoff))))
     .limit(limit);
 }
 
