@@ -44,6 +44,11 @@ const MAX_WIDTH = 1280;
 // How long recovery waits for an ffmpeg a crashed process left finishing its file.
 const ORPHAN_WAIT_MS = 10_000;
 
+// How long a stop waits for the first frame of a recording that has none yet.
+const FIRST_FRAME_WAIT_MS = 1_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 const NOTHING: ActiveRecording = { stop: async () => undefined };
 
 /**
@@ -74,8 +79,13 @@ export class Recorder {
     const file = path.join(this.#directory, `${recordingId}.mp4`);
     let encoder: FrameEncoder | null = null;
     let stopped = false;
+    let firstFrame: () => void = () => undefined;
+    const firstFrameArrived = new Promise<void>((resolve) => {
+      firstFrame = resolve;
+    });
     const onFrame = (frame: LiveFrame) => {
       if (stopped) return;
+      firstFrame();
       const jpeg = Buffer.from(frame.data, 'base64');
       if (encoder !== null) return encoder.push(jpeg);
       const width = Math.min(frame.width, MAX_WIDTH);
@@ -109,6 +119,9 @@ export class Recorder {
     const active: ActiveRecording = {
       stop: () => {
         stopping ??= (async () => {
+          // A run shorter than the screencast's first frame (the live view sends one
+          // within 300 ms even of a still page) still gets its picture.
+          if (encoder === null) await Promise.race([firstFrameArrived, delay(FIRST_FRAME_WAIT_MS)]);
           stopped = true;
           unwatch();
           const running = encoder as FrameEncoder | null;
