@@ -101,6 +101,14 @@ describe('task recordings', () => {
     expect(JSON.parse(past.bytes.toString()).error.code).toBe('range_not_satisfiable');
   });
 
+  it("records even a run shorter than the screencast's first frame", async () => {
+    const task = await runTask('return the title');
+    expect(task.status).toBe('succeeded');
+    const video = await fetchBytes(`${test.url}/v1/tasks/${task.id}/recording`);
+    expect(video.status).toBe(200);
+    expect((await ffprobe(await videoFile(video.bytes))).duration).toBeGreaterThan(0);
+  });
+
   it('keeps a JPEG per step, linked from the step payload', async () => {
     const task = await runTask(`go to ${pages.url('/red')} then go to ${pages.url('/blue')}; return the title`);
     expect(task.status).toBe('succeeded');
