@@ -13,3 +13,5 @@ export * from './operators';
 export * from './hosts';
 export * from './device-states';
 export * from './cdp-sessions';
+export * from './recordings';
+export * from './task-files';

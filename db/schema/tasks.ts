@@ -65,7 +65,16 @@ export const taskSteps = pgTable(
     url: text('url'),
     title: text('title'),
     note: text('note'),
+    /** The JPEG of the page after the step, in the object store; null when none was taken (or it expired). */
+    screenshotKey: text('screenshot_key'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.taskId, table.seq] }), index('task_steps_org_created_idx').on(table.orgId, table.createdAt)],
+  (table) => [
+    primaryKey({ columns: [table.taskId, table.seq] }),
+    index('task_steps_org_created_idx').on(table.orgId, table.createdAt),
+    // The retention sweep finds expired screenshots by age.
+    index('task_steps_screenshot_created_idx')
+      .on(table.createdAt)
+      .where(sql`${table.screenshotKey} is not null`),
+  ],
 );

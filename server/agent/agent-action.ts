@@ -10,6 +10,8 @@ export type AgentAction =
   | { kind: 'scroll'; direction: 'up' | 'down' }
   | { kind: 'wait'; text: string }
   | { kind: 'extract'; source: ExtractSource }
+  /** Click the target and keep the file its download brings (GET /v1/tasks/{id}/files). */
+  | { kind: 'download'; target: ActionTarget }
   | { kind: 'finish'; answer: JsonValue }
   | ({ kind: 'ask_human'; question: string } & HelpRequest);
 

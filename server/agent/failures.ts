@@ -21,6 +21,8 @@ export const FailureCodeSchema = z.enum([
   'escalation_not_cleared',
   'confirmation_declined',
   'output_invalid',
+  'download_failed',
+  'download_too_large',
   'timeout',
   'internal_error',
 ]);
@@ -48,6 +50,10 @@ export const FAILURE_DETAILS = {
   confirmation_declined: 'A human declined to confirm an action the task needed to take.',
   // The task's result did not match its output_schema (after the model's corrections, if any).
   output_invalid: "The task's result did not match its output_schema.",
+  // The click started no download, or it did not finish in time, or the provider keeps none (browserless).
+  download_failed: 'A download the task needed did not complete.',
+  // OPERATOR_DOWNLOAD_MAX_FILE_BYTES, or what OPERATOR_DOWNLOAD_MAX_TASK_BYTES left for the task.
+  download_too_large: 'A download was larger than the task may keep.',
   timeout: 'The task did not finish within its time limit.',
   // Used by the task runner when runAgent throws (a bug or a failing step store).
   internal_error: 'The task stopped because of an internal error in the service.',
@@ -71,4 +77,6 @@ export const ACTION_ERROR_FAILURES = {
   destination_blocked: 'destination_blocked',
   timeout: 'action_timeout',
   browser_gone: 'device_lost',
+  download_failed: 'download_failed',
+  download_too_large: 'download_too_large',
 } as const satisfies Record<ActionErrorCode, FailureCode>;

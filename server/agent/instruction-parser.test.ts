@@ -45,6 +45,13 @@ describe('parseInstructions: each instruction', () => {
     expect(rejects('go to http://a.test http://b.test')).toBe(true);
   });
 
+  it('reads download with visible text or a CSS selector, and refuses it without a quoted target', () => {
+    expect(actionsOf('download "#report"')).toEqual([{ kind: 'download', target: '#report' }]);
+    expect(actionsOf('Download "Get the CSV"')).toEqual([{ kind: 'download', target: 'Get the CSV' }]);
+    expect(rejects('download #report')).toBe(true);
+    expect(rejects('download ""')).toBe(true);
+  });
+
   it('reads click with visible text or a CSS selector', () => {
     expect(actionsOf('click "Sign in"')).toEqual([{ kind: 'click', target: 'Sign in' }]);
     expect(actionsOf('click "form > button[type=submit]"')).toEqual([

@@ -8,6 +8,7 @@ import { normalizeUrl } from './normalize-url';
  * keywords in any case:
  *   go to <url> | open <url>                   (no scheme: https:// is added; see normalize-url.ts)
  *   click "<visible text or CSS selector>"
+ *   download "<visible text or CSS selector>"  (click, and keep the file it downloads)
  *   type "<text>" into "<label, placeholder, name or CSS selector>"
  *   press <Key>                                (Enter, Tab, Escape, Control+A, ...)
  *   wait for "<text>"
@@ -78,6 +79,10 @@ function parseSentence(tokens: Token[], source: string): Instruction['action'] |
     case `ask a human to take over ${QUOTED}`: {
       const question = quoted(tokens.length - 1);
       return question === null ? null : { kind: 'ask_human', question, help: shape.includes('confirm') ? 'confirm' : 'takeover' };
+    }
+    case `download ${QUOTED}`: {
+      const target = quoted(1);
+      return target === null ? null : { kind: 'download', target };
     }
     case `click ${QUOTED}`: {
       const target = quoted(1);

@@ -97,7 +97,7 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
     expect(first?.body.model).toBe(MODEL);
     expect(first?.body.tool_choice).toBe('required');
     expect(first?.body.tools?.map((entry) => entry.function.name).sort()).toEqual(
-      ['ask_human', 'ask_human_choice', 'ask_human_confirm', 'ask_human_credentials', 'ask_human_takeover', 'click', 'extract_text', 'extract_title', 'extract_url', 'finish', 'navigate', 'press', 'scroll', 'type', 'wait_for_text'],
+      ['ask_human', 'ask_human_choice', 'ask_human_confirm', 'ask_human_credentials', 'ask_human_takeover', 'click', 'download', 'extract_text', 'extract_title', 'extract_url', 'finish', 'navigate', 'press', 'scroll', 'type', 'wait_for_text'],
     );
     expect(first?.body.messages[0]).toMatchObject({ role: 'system' });
     const firstText = userText(first);
@@ -115,6 +115,13 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
     const { outcome, steps } = await run('What does the page say?');
     expect(outcome).toEqual({ status: 'succeeded', result: 'Welcome back' });
     expect(steps.map((step) => step.action)).toEqual(['extract text of "#message"', 'answer']);
+  });
+
+  it('maps the download tool to a download of its target (which fails where the run keeps no downloads)', async () => {
+    server.push({ toolCalls: [{ name: 'download', arguments: { target: '#report' } }] });
+    const { outcome, steps } = await run('Get the report');
+    expect(outcome).toEqual({ status: 'failed', error: 'download_failed' });
+    expect(steps.map((step) => step.action)).toEqual(['failed download_failed']);
   });
 
   it('parks at needs_human on ask_human', async () => {

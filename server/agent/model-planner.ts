@@ -71,6 +71,10 @@ const PLANNER_TOOLS = {
     description: 'Click an element.',
     inputSchema: z.object({ target: TargetSchema, reason }),
   }),
+  download: tool({
+    description: 'Click an element that downloads a file, wait for the download and keep the file for the user.',
+    inputSchema: z.object({ target: TargetSchema, reason }),
+  }),
   type: tool({
     description: 'Type text into a form field.',
     inputSchema: z.object({ text: z.string(), target: TargetSchema, reason }),
@@ -267,6 +271,8 @@ function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction | nul
     }
     case 'click':
       return { kind: 'click', target: toTarget(call.input.target) };
+    case 'download':
+      return { kind: 'download', target: toTarget(call.input.target) };
     case 'type':
       return { kind: 'type', text: call.input.text, into: toTarget(call.input.target) };
     case 'press':

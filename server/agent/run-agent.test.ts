@@ -274,6 +274,26 @@ describe('runAgent failures', () => {
     expect(JSON.stringify(steps)).not.toContain('ERR_');
   });
 
+  it('hands a download to the task runner with what the task may still keep, and records the step', async () => {
+    const kept: unknown[] = [];
+    const { driver, steps, input } = harness({ prompt: `go to ${FORM} then download "#report"` });
+    input.downloads = { limits: async () => ({ maxBytes: 1234, timeoutMs: 5_000 }), keep: async (file) => void kept.push(file) };
+    expect(await runAgent(input)).toMatchObject({ status: 'succeeded' });
+    const call = driver.calls.find((entry) => entry.method === 'download');
+    expect(call?.args).toEqual(['#report', { maxBytes: 1234, timeoutMs: 5_000 }]);
+    expect(kept).toHaveLength(1);
+    expect(steps.map((step) => step.action)).toContain('download "#report"');
+  });
+
+  it('fails a download with download_failed where the run keeps no downloads, and with download_too_large on the cap', async () => {
+    const without = harness({ prompt: `go to ${FORM} then download "#report"` });
+    expect(await runAgent(without.input)).toEqual({ status: 'failed', error: 'download_failed' });
+    const capped = harness({ prompt: `go to ${FORM} then download "#report"` });
+    capped.input.downloads = { limits: async () => ({ maxBytes: 1, timeoutMs: 5_000 }), keep: async () => undefined };
+    capped.driver.failNext('download', new ActionError('download_too_large', 'too large'));
+    expect(await runAgent(capped.input)).toEqual({ status: 'failed', error: 'download_too_large' });
+  });
+
   it('fails with planner_error when the planner cannot decide', async () => {
     const { input } = harness({ planner: scriptedPlanner([]) });
     expect(await runAgent(input)).toEqual({ status: 'failed', error: 'planner_error' });

@@ -1,4 +1,4 @@
-import { ActionError, type ActionErrorCode, type PageDriver, type PageObservation } from '../browser/types';
+import { ActionError, type ActionErrorCode, type DownloadedFile, type DownloadLimits, type PageDriver, type PageObservation } from '../browser/types';
 import { toStorableJson, toStorableText } from '../core/storable-text';
 import type { AgentAction, HelpRequest } from './agent-action';
 import { confirmationNeeded, CONFIRM_REQUEST_ACTION } from './confirm-before';
@@ -46,6 +46,15 @@ export interface RunAgentInput {
   signal: AbortSignal;
   /** Epoch milliseconds at which the task times out. */
   deadline: number;
+  /** Where `download` actions put their files; absent: a download fails with download_failed. */
+  downloads?: TaskDownloads;
+}
+
+/** The task runner's side of `download`: what the task may still keep, and keeping a file. */
+export interface TaskDownloads {
+  limits(): Promise<DownloadLimits>;
+  /** Stores the file and removes it (and its folder) from the browser's downloads. */
+  keep(file: DownloadedFile): Promise<void>;
 }
 
 const BLANK_PAGE = 'about:blank';
@@ -284,6 +293,15 @@ class AgentRun {
       case 'ask_human':
         // Nothing happens on the page; the run ends with the question once it is recorded.
         return null;
+      case 'download': {
+        const downloads = this.#input.downloads;
+        if (downloads === undefined) throw new ActionError('download_failed', 'downloads are not kept for this run');
+        const limits = await downloads.limits();
+        const timeoutMs = Math.max(1, Math.min(limits.timeoutMs, this.#interruption.remainingMs()));
+        const file = await guard(() => driver.download(action.target, { ...limits, timeoutMs }));
+        await downloads.keep(file);
+        return null;
+      }
     }
   }
 

@@ -14,6 +14,7 @@ import type { JsonValue } from './json-value';
  *   ask_human "<question>" | ask_human choice "<question>" | ask_human confirm "<question>" | ...
  * A typed text naming a credentials field (`{{otp}}`) is recorded as written: the value is
  * swapped in only as it is typed.
+ *   download "<text or selector>"         download ref=<n> (<role> "<name>")
  * Strings are JSON-quoted and clamped, so a step stays one readable line.
  */
 export function describeAction(action: Exclude<AgentAction, { kind: 'finish' }>, page: PageObservation): string {
@@ -34,6 +35,8 @@ export function describeAction(action: Exclude<AgentAction, { kind: 'finish' }>,
       return `extract ${describeSource(action.source)}`;
     case 'ask_human':
       return action.help === 'question' ? `ask_human ${quote(action.question)}` : `ask_human ${action.help} ${quote(action.question)}`;
+    case 'download':
+      return `download ${describeTarget(action.target, page)}`;
   }
 }
 

@@ -3,6 +3,7 @@ import { apiErrorCodes } from '../core/errors';
 import type { Meta } from '../trpc/init';
 import { appRouter } from './router';
 import { escalationDeliveryWebhook } from './escalation-delivery-openapi';
+import { artifactOpenApiPaths } from './artifacts-openapi';
 import { taskEventsOpenApiPath } from './task-events-openapi';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
@@ -62,7 +63,7 @@ export function buildOpenApiDocument(publicUrl: string) {
     };
     operation.responses = responses;
   }
-  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath } as typeof document.paths;
+  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath, ...artifactOpenApiPaths } as typeof document.paths;
   declareEscalationBearer(document);
   (document as { webhooks?: Record<string, unknown> }).webhooks = { escalationDelivery: escalationDeliveryWebhook };
   return document;

@@ -11,6 +11,7 @@ import { wakeDeviceProcedure } from './devices/wake-device';
 import { cancelTaskProcedure } from './tasks/cancel-task';
 import { getTaskProcedure } from './tasks/get-task';
 import { listDeviceTasksProcedure } from './tasks/list-device-tasks';
+import { listTaskFilesProcedure } from './tasks/list-task-files';
 import { submitTaskProcedure } from './tasks/submit-task';
 import { getEscalationProcedure } from './escalations/get-escalation';
 import { listEscalationsProcedure } from './escalations/list-escalations';
@@ -43,6 +44,7 @@ export const appRouter = router({
   listDeviceTasks: listDeviceTasksProcedure,
   getTask: getTaskProcedure,
   cancelTask: cancelTaskProcedure,
+  listTaskFiles: listTaskFilesProcedure,
   getUsage: getUsageProcedure,
   listEventTypes: listEventTypesProcedure,
   createWebhookEndpoint: createWebhookEndpointProcedure,

@@ -16,7 +16,7 @@ export const taskEventsOpenApiPath = {
     responses: {
       '200': {
         description:
-          'text/event-stream. Frames: `id: <seq>` `event: step` `data: {seq, task_id, type, action, url, title, note, created_at}`; ' +
+          'text/event-stream. Frames: `id: <seq>` `event: step` `data: {seq, task_id, type, action, url, title, note, screenshot_url, created_at}`; ' +
           'a `: keep-alive` comment every 15 s; `event: done` `data: <Task>` and the stream ends. Closed after 300 s if the task is not terminal.',
         content: { 'text/event-stream': { schema: { type: 'string' } } },
       },

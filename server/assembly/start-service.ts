@@ -5,6 +5,10 @@ import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
 import { taskEventsRoute } from '../api/tasks/stream-task-events';
+import { taskRecordingRoute } from '../api/tasks/get-task-recording';
+import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
+import { taskFileRoute } from '../api/tasks/get-task-file';
+import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
 import { EventStreams } from '../http/event-stream';
 import { BrowserPool, createBrowserProvider } from '../browser';
 import type { Config } from '../core/config';
@@ -23,7 +27,10 @@ import { loadServiceSecret } from '../domain/service-secret';
 import { TaskChannel } from '../domain/channels/task-channel';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { CdpGateway } from '../gateway/cdp-gateway';
+import { DeviceViews } from '../gateway/device-views';
 import { SessionGateway } from '../gateway/session-gateway';
+import { Recorder } from '../artifacts/recorder';
+import { openObjectStore } from '../storage';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import { createRequestRouter, type Readiness } from './request-router';
 import { ServiceMetrics } from '../metrics/service-metrics';
@@ -104,24 +111,32 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     throw error;
   }
   const limiterStore = LimiterStore.open(config.rateLimit.store, database.url);
+  const store = openObjectStore(config.storage);
+  log.info({ storage: store.description }, 'artifact storage');
+  const hostId = await loadHostId(config.dataDir);
+  const browserPool = new BrowserPool(browserProvider, {
+    maxBrowsers: config.browser.maxBrowsers,
+    warmBrowsers: config.browser.warmBrowsers,
+    onWarmLaunchFailed: (error) => log.error({ err: error }, 'a warm browser failed to start'),
+  });
+  // One screencast per device, shared by live-view sockets and recordings.
+  const deviceViews = new DeviceViews(browserPool);
   const services: Services = {
     config,
     db: database.db,
     sql: database.sql,
     log,
     instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
-    hostId: await loadHostId(config.dataDir),
-    browserPool: new BrowserPool(browserProvider, {
-      maxBrowsers: config.browser.maxBrowsers,
-      warmBrowsers: config.browser.warmBrowsers,
-      onWarmLaunchFailed: (error) => log.error({ err: error }, 'a warm browser failed to start'),
-    }),
+    hostId,
+    browserPool,
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
     taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
     keyRevocations: await KeyRevocations.start(database.sql, database.db, (error) => log.error({ err: error }, 'key revocation check failed')),
+    store,
+    recorder: new Recorder({ db: database.db, store, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, log }),
   };
   services.keyRevocations.onAnyRevoked((keyId) => services.authenticator.forgetKey(keyId));
 
@@ -136,13 +151,21 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     lostDeviceWrites.add(write);
   });
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
+  // What a crash left recording here is stored (or marked failed) before new runs start.
+  await services.recorder.recover();
   // After the devices this host brings back: they have the first claim on its capacity.
   services.browserPool.startWarmBrowsers();
 
   const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
-  const rawRoutes: RawRoute[] = [taskEventsRoute(services, new TaskStepFeeds(services.db, services.taskChannel), eventStreams)];
-  const gateway = new SessionGateway(services);
+  const rawRoutes: RawRoute[] = [
+    taskEventsRoute(services, new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl), eventStreams),
+    taskRecordingRoute(services),
+    sessionRecordingRoute(services),
+    stepScreenshotRoute(services),
+    taskFileRoute(services),
+  ];
+  const gateway = new SessionGateway(services, deviceViews);
   await gateway.start();
   const cdpGateway = new CdpGateway(services);
   await cdpGateway.start();
@@ -219,6 +242,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         await closed;
         clearTimeout(grace);
         await Promise.all(workers.map((worker) => worker.stop()));
+        // Live-view sessions' recordings; the task runs' ended with the runs.
+        await services.recorder.stopAll();
         // Devices stay `active` in the database (a restart relaunches them); their
         // metering stops with their browsers, here.
         await closeHostMetering(services);

@@ -13,6 +13,8 @@ export interface PuppeteerBrowserHandleOptions {
   release: () => Promise<void>;
   /** The egress proxy the browser goes through; null where none is in front of it. */
   egress: EgressGate | null;
+  /** Where the browser may save downloads (in its profile); null for a remote browser. */
+  downloadsDir?: string | null;
 }
 
 /**
@@ -27,6 +29,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   private readonly context: BrowserContext;
   private readonly release: () => Promise<void>;
   private readonly egress: EgressGate | null;
+  private readonly downloadsDir: string | null;
   private driver: Promise<PuppeteerPageDriver> | null = null;
   private readonly disconnectListeners: Array<() => void> = [];
   private closing: Promise<void> | null = null;
@@ -39,6 +42,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.context = options.context;
     this.release = options.release;
     this.egress = options.egress;
+    this.downloadsDir = options.downloadsDir ?? null;
   }
 
   page(): Promise<PageDriver> {
@@ -95,7 +99,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     try {
       const pages = await this.context.pages();
       const page = pages.find((candidate) => !candidate.isClosed()) ?? (await this.context.newPage());
-      return await PuppeteerPageDriver.create(page, () => this.browser.connected && this.closing === null, this.egress);
+      return await PuppeteerPageDriver.create(page, () => this.browser.connected && this.closing === null, this.egress, this.downloadsDir);
     } catch {
       // A browser that cannot hand out a page is unusable whatever the reason.
       throw new ActionError('browser_gone', 'the browser could not open a page');

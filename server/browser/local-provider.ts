@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { runsAsRoot } from '../os/system-state-directory.js';
@@ -167,6 +168,7 @@ export class LocalBrowserProvider implements BrowserProvider {
       browser,
       context: browser.defaultBrowserContext(),
       egress: this.options.egress,
+      downloadsDir: path.join(profileDir, 'downloads'),
       release: async () => {
         this.running.delete(handle);
         await Promise.race([browser.close().catch(() => undefined), delay(GRACEFUL_CLOSE_MS)]);

@@ -22,6 +22,7 @@ import {
 } from './in-page-scripts.js';
 import { MAX_OBSERVED_ELEMENTS } from './in-page/contract.js';
 import { openLiveView } from './live-view.js';
+import { downloadByClick } from './page-download.js';
 import {
   elementByRef,
   findInFrames,
@@ -34,6 +35,8 @@ import {
   ActionError,
   type ActionErrorCode,
   type ActionTarget,
+  type DownloadedFile,
+  type DownloadLimits,
   type EgressGate,
   type LiveView,
   type PageDriver,
@@ -83,11 +86,16 @@ export class PuppeteerPageDriver implements PageDriver {
     private readonly page: Page,
     private readonly isBrowserAlive: () => boolean,
     private readonly egress: EgressGate | null,
+    private readonly downloadsDir: string | null,
   ) {}
 
-  /** `egress`: the proxy the page's browser goes through, or null where none is in front. */
-  static async create(page: Page, isBrowserAlive: () => boolean, egress: EgressGate | null): Promise<PuppeteerPageDriver> {
-    const driver = new PuppeteerPageDriver(page, isBrowserAlive, egress);
+  /**
+   * `egress`: the proxy the page's browser goes through, or null where none is in front.
+   * `downloadsDir`: where the browser may save downloads (in its profile); null: the
+   * browser is remote and its downloads cannot be kept.
+   */
+  static async create(page: Page, isBrowserAlive: () => boolean, egress: EgressGate | null, downloadsDir: string | null = null): Promise<PuppeteerPageDriver> {
+    const driver = new PuppeteerPageDriver(page, isBrowserAlive, egress, downloadsDir);
     await driver.install();
     return driver;
   }
@@ -143,6 +151,13 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
+  async screenshot(): Promise<Buffer> {
+    return this.run('timeout', 'taking a screenshot', async () => {
+      const data = await this.page.screenshot({ type: 'jpeg', quality: SCREENSHOT_QUALITY, encoding: 'binary', optimizeForSpeed: true });
+      return Buffer.from(data);
+    });
+  }
+
   async navigate(url: string): Promise<void> {
     await this.run('navigation_failed', `navigating to ${url}`, async () => {
       if (!URL.canParse(url)) {
@@ -181,6 +196,21 @@ export class PuppeteerPageDriver implements PageDriver {
         await element.dispose();
       }
     });
+  }
+
+  async download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile> {
+    return this.run('download_failed', `downloading by clicking ${describeTarget(target)}`, () =>
+      // A click that downloads starts a navigation that never loads a page: the click is
+      // not followed by the navigation wait click() does, the download is awaited instead.
+      downloadByClick(this.page, this.downloadsDir, limits, async () => {
+        const element = await this.resolve(target, 'click');
+        try {
+          await clickElement(element);
+        } finally {
+          await element.dispose();
+        }
+      }),
+    );
   }
 
   async type(text: string, into: ActionTarget, options: { secret?: boolean } = {}): Promise<void> {

@@ -35,7 +35,9 @@ export type ActionErrorCode =
   | 'domain_not_allowed'
   | 'destination_blocked'
   | 'timeout'
-  | 'browser_gone';
+  | 'browser_gone'
+  | 'download_failed'
+  | 'download_too_large';
 
 /**
  * The egress proxy in front of every device's browser (server/net/egress-proxy.ts), as
@@ -77,12 +79,36 @@ export interface PageDriver {
   textOf(selector: string): Promise<string>;
   /** innerText of every element matching a CSS selector in the main frame, in document order (at most 1,000). */
   textsOf(selector: string): Promise<string[]>;
+  /** A JPEG (quality 60) of the viewport as it is now: each step's screenshot. */
+  screenshot(): Promise<Buffer>;
+  /**
+   * Clicks the target and waits for the download it starts to finish; the file is left
+   * in the browser's downloads folder for the caller to take (and remove `folder`).
+   */
+  download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile>;
   /**
    * Hard allow-list for navigations and subresource requests; an entry allows its
    * subdomains. null or [] means unrestricted. A main-frame navigation blocked while
    * an action runs makes that action throw ActionError('domain_not_allowed').
    */
   setAllowedDomains(domains: string[] | null): Promise<void>;
+}
+
+export interface DownloadLimits {
+  /** Past this many bytes the download is canceled (download_too_large). */
+  maxBytes: number;
+  /** For the download to start and finish. */
+  timeoutMs: number;
+}
+
+/** A finished download, still in the browser's downloads folder (which the browser's uid may write). */
+export interface DownloadedFile {
+  file: string;
+  /** The folder made for this download; the caller removes it. */
+  folder: string;
+  /** The name the page or server suggested: untrusted text. */
+  suggestedName: string;
+  size: number;
 }
 
 /** One screencast frame of a device's page. */

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseStorageUrl } from './storage-url';
 
 // The environment is parsed once, here. Nothing else in the codebase reads process.env:
 // every other module receives the part of `Config` it needs.
@@ -122,6 +123,15 @@ const EnvSchema = z.object({
   OPERATOR_PRICE_OUTPUT_TOKEN_MICRO: price,
 
   OPERATOR_SWEEP_INTERVAL_MS: positiveInt(5_000),
+  // Where recordings, step screenshots and downloaded files go (server/storage/storage-url.ts).
+  OPERATOR_STORAGE_URL: optionalString,
+  // Recordings, step screenshots and downloaded files are deleted this many days after their task or session ended.
+  OPERATOR_ARTIFACT_RETENTION_DAYS: positiveInt(30),
+  // Frames per second a recording keeps at most: ffmpeg's CPU grows with it.
+  OPERATOR_RECORDING_FPS: z.coerce.number().int().min(1).max(30).default(5),
+  // Caps on what a task's `download` actions keep: per file, and all of one task's together.
+  OPERATOR_DOWNLOAD_MAX_FILE_BYTES: positiveInt(50 * 1024 * 1024),
+  OPERATOR_DOWNLOAD_MAX_TASK_BYTES: positiveInt(200 * 1024 * 1024),
   OPERATOR_METRICS_TOKEN: optionalString,
   OPERATOR_SERVE_CONSOLE: z
     .enum(['true', 'false'])
@@ -235,6 +245,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       outputTokenMicro: e.OPERATOR_PRICE_OUTPUT_TOKEN_MICRO ?? null,
     },
     sweepIntervalMs: e.OPERATOR_SWEEP_INTERVAL_MS,
+    /** Recordings, step screenshots and downloads (never log it: it may hold credentials). */
+    storage: parseStorageUrl(e.OPERATOR_STORAGE_URL, dataDir),
+    artifacts: {
+      retentionMs: e.OPERATOR_ARTIFACT_RETENTION_DAYS * 86_400_000,
+      recordingFps: e.OPERATOR_RECORDING_FPS,
+      downloadMaxFileBytes: e.OPERATOR_DOWNLOAD_MAX_FILE_BYTES,
+      downloadMaxTaskBytes: e.OPERATOR_DOWNLOAD_MAX_TASK_BYTES,
+    },
     /** Bearer of GET /metrics; null: the route does not exist. */
     metricsToken: e.OPERATOR_METRICS_TOKEN,
   };

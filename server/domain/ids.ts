@@ -11,6 +11,7 @@ const PREFIXES = {
   event: 'evt',
   audit: 'aud',
   request: 'req',
+  file: 'file',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

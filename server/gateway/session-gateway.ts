@@ -16,6 +16,7 @@ import { iso } from '../domain/time';
 import { ApiError } from '../core/errors';
 import type { Services } from '../services/services';
 import { DeviceViews, type SharedView } from './device-views';
+import { SessionRecordings } from './session-recordings';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
 import { authenticateHandshake, gatewaySessionId } from './handshake';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
@@ -54,6 +55,7 @@ export class SessionGateway {
   readonly #services: Services;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
   readonly #views: DeviceViews;
+  readonly #recordings: SessionRecordings;
   readonly #connections = new Set<Connection>();
   /** Sockets relayed to the instance that runs their device's browser. */
   readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
@@ -65,9 +67,10 @@ export class SessionGateway {
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
-  constructor(services: Services) {
+  constructor(services: Services, views: DeviceViews) {
     this.#services = services;
-    this.#views = new DeviceViews(services.browserPool);
+    this.#views = views;
+    this.#recordings = new SessionRecordings(services.recorder);
     this.#loadKey = keyRecordLoader(services.db);
     this.#socketSlots = new ConcurrencySlots(services.config.limits.socketsPerSession);
   }
@@ -187,6 +190,7 @@ export class SessionGateway {
   #open(socket: WebSocket, session: SessionRow, view: SharedView, releaseSlot: () => void): void {
     const connection: Connection = { socket, session, view, stopFrames: () => undefined, releaseSlot, inputs: Promise.resolve(), queuedInputs: 0 };
     this.#connections.add(connection);
+    this.#recordings.socketOpened(session);
     send(socket, {
       type: 'ready',
       session_id: toPublicId('session', session.id),
@@ -302,6 +306,7 @@ export class SessionGateway {
     if (!this.#connections.delete(connection)) return;
     connection.stopFrames();
     connection.releaseSlot();
+    this.#recordings.socketClosed(connection.session.id);
     this.#views.release(connection.session.deviceId);
   }
 }

@@ -1,10 +1,11 @@
 import { deleteExpiredConsoleSessions } from '../domain/console/console-sessions';
 import { pruneOutbox } from '../domain/events/outbox-retention';
+import { pruneArtifacts } from '../domain/recordings/artifact-retention';
 import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/with-idempotency';
 import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
 
-/** Hourly-ish housekeeping of records past their retention: idempotency keys, the outbox, console sign-ins. */
+/** Housekeeping of records past their retention: idempotency keys, the outbox, console sign-ins, recordings, step screenshots and downloaded files. */
 export function retentionSweep(services: Services): Worker {
   return periodicWorker(
     'retention-sweep',
@@ -13,6 +14,7 @@ export function retentionSweep(services: Services): Worker {
       await deleteExpiredIdempotencyKeys(services.db);
       await pruneOutbox(services.db);
       await deleteExpiredConsoleSessions(services.db);
+      await pruneArtifacts(services.db, services.store, services.config.artifacts.retentionMs);
     },
     (error) => services.log.error({ err: error }, 'retention sweep failed'),
   );

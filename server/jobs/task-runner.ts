@@ -1,4 +1,7 @@
+import path from 'node:path';
 import { createModelPlanner } from '../agent/model-planner';
+import { keepDownload } from '../artifacts/keep-download';
+import { taskBytesKept } from '../domain/files/task-files';
 import { createOfflinePlanner } from '../agent/offline-planner';
 import type { AgentOutcome } from '../agent/outcome';
 import type { Planner } from '../agent/planner';
@@ -8,7 +11,7 @@ import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
 import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
-import { appendStep, taskHistory } from '../domain/tasks/task-steps';
+import { appendStep, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
 import { addModelCall } from '../domain/tasks/task-usage';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
@@ -21,11 +24,30 @@ import { PeriodicTimer } from './periodic-timer';
 import type { Worker } from './worker';
 
 /** What the runner needs from the composition root. */
-export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel'>;
+export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store'>;
 
 // Fallback poll for work: notifications start tasks at once; this only covers a
 // notification lost while the listener reconnected.
 const POLL_INTERVAL_MS = 1_000;
+
+// For a `download` to start and finish (the task's deadline permitting).
+const DOWNLOAD_TIMEOUT_MS = 60_000;
+
+// A step's screenshot is skipped past this: a hung page must not hold the step.
+const SCREENSHOT_TIMEOUT_MS = 5_000;
+
+/** The promise's value, or null once `ms` passed. */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Why a run stopped before the agent finished:
@@ -102,16 +124,25 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     });
     const heartbeat = new PeriodicTimer(heartbeatMs, checkLease, heartbeatFailed);
     heartbeat.start();
+    // Started alongside the run (opening the screencast takes a moment the first step
+    // need not wait for), and stopped before the task's end is written, so a client told
+    // the task ended finds its recording (ffmpeg's last frames and the store's write, about
+    // a tenth of a second on a quiet machine).
+    const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
+    const recording = { stop: async () => (await started).stop() };
     try {
       const outcome = await runOnDevice(task, signal, stop);
+      await recording.stop();
       const reason = stopReason();
       if (reason === 'released') return;
       await finish(task, reason === null ? outcome : { status: 'failed', error: 'device_lost' });
     } catch (error) {
       log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
+      await recording.stop();
       await finish(task, { status: 'failed', error: 'internal_error' });
     } finally {
       unsubscribeTask();
+      await recording.stop();
       await heartbeat.stop();
     }
   }
@@ -150,11 +181,43 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       deadline: task.deadlineAt.getTime(),
       recordStep: async (step: NewStep) => {
         seq += 1;
-        const recorded = await appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId);
-        if (!recorded) stop('released');
+        const screenshotKey = await keepScreenshot(driver, task.id, seq);
+        const recorded = await appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey);
+        if (!recorded) {
+          if (screenshotKey !== null) await deps.store.delete(screenshotKey).catch(() => undefined);
+          stop('released');
+        }
       },
       recordModelCall: (usage) => addModelCall(deps.db, task.id, usage),
+      downloads: {
+        limits: async () => ({
+          maxBytes: Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, task.id))),
+          timeoutMs: DOWNLOAD_TIMEOUT_MS,
+        }),
+        keep: async (file) => {
+          const maxBytes = Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, task.id)));
+          await keepDownload({ db: deps.db, store: deps.store, workDir: path.join(config.dataDir, 'downloads') }, task, file, maxBytes);
+        },
+      },
     });
+  }
+
+  /**
+   * The page after a step, as a JPEG in the object store (the step's `screenshot_url`);
+   * null when the page cannot be captured (a browser that died, a page that hangs), which
+   * never fails the step.
+   */
+  async function keepScreenshot(driver: PageDriver, taskId: string, stepSeq: number): Promise<string | null> {
+    try {
+      const jpeg = await withTimeout(driver.screenshot(), SCREENSHOT_TIMEOUT_MS);
+      if (jpeg === null) return null;
+      const key = stepScreenshotKey(taskId, stepSeq);
+      await deps.store.put(key, jpeg, 'image/jpeg');
+      return key;
+    } catch (error) {
+      log.warn({ err: error, taskId, seq: stepSeq }, 'step screenshot not kept');
+      return null;
+    }
   }
 
   /** Writes how the run ended, only if the task is still running under this lease. */

@@ -9,6 +9,8 @@ import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import type { TaskChannel } from '../domain/channels/task-channel';
 import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import type { Logger } from '../core/log';
+import type { Recorder } from '../artifacts/recorder';
+import type { ObjectStore } from '../storage';
 
 /**
  * Everything a request or a worker may use, built once by the composition root
@@ -38,4 +40,8 @@ export interface Services {
   taskChannel: TaskChannel;
   /** This process's one LISTEN on key revocations: event streams of a revoked key end. */
   keyRevocations: KeyRevocations;
+  /** Recordings, step screenshots and downloaded files (OPERATOR_STORAGE_URL). */
+  store: ObjectStore;
+  /** Records task runs and live-view sessions of devices whose browser runs here. */
+  recorder: Recorder;
 }

@@ -271,7 +271,7 @@ describe('event streams', () => {
         return Reflect.get(target, property, receiver);
       },
     });
-    const feeds = new TaskStepFeeds(countingDb, taskChannel);
+    const feeds = new TaskStepFeeds(countingDb, taskChannel, 'http://localhost');
     const [row] = await db.execute<{ backlog: number }>(sql`select count(*)::int as backlog from task_steps where task_id = ${taskId}`);
     const backlog = row!.backlog;
     const readers = Array.from({ length: 50 }, () => ({ seqs: [] as number[] }));

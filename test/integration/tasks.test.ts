@@ -90,6 +90,7 @@ describe('tasks on the offline planner', () => {
       url: pages.url('/form'),
       title: 'Sign up',
       note: `go to ${pages.url('/form')}`,
+      screenshot_url: `${test.service.services.config.http.publicUrl}/v1/tasks/${submitted.body.id}/steps/1/screenshot`,
       created_at: expect.stringMatching(/Z$/),
     });
     expect(payloads.map((step) => step.type)).toEqual(['action', 'action', 'action', 'action', 'action', 'message']);
@@ -281,7 +282,7 @@ describe('tasks on the offline planner', () => {
     const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
     // The route as the service mounts it, with 100 ms / 700 ms instead of 15 s / 300 s.
     const { db, taskChannel } = test.service.services;
-    const route = taskEventsRoute(test.service.services, new TaskStepFeeds(db, taskChannel), new EventStreams(10), { keepAliveMs: 100, maxStreamMs: 700 });
+    const route = taskEventsRoute(test.service.services, new TaskStepFeeds(db, taskChannel, test.service.services.config.http.publicUrl), new EventStreams(10), { keepAliveMs: 100, maxStreamMs: 700 });
     const server = createServer((req, res) => {
       void route.handle(req, res, { requestId: 'req_stream-timing', params: [submitted.body.id] });
     });

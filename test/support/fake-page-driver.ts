@@ -1,4 +1,4 @@
-import type { ActionError, ActionTarget, InteractiveElement, PageDriver, PageObservation } from '../../server/browser/types';
+import type { ActionError, ActionTarget, DownloadedFile, DownloadLimits, InteractiveElement, PageDriver, PageObservation } from '../../server/browser/types';
 
 /**
  * A recording stand-in for the real driver, for unit tests of the agent's logic only (the
@@ -82,6 +82,15 @@ export class FakePageDriver implements PageDriver {
 
   textsOf(selector: string): Promise<string[]> {
     return this.#call('textsOf', [selector], () => (this.#pages[this.url]?.texts?.[selector] ?? '').split('\n').filter((line) => line !== ''));
+  }
+
+  screenshot(): Promise<Buffer> {
+    // The JPEG start and end markers: enough for what unit tests check.
+    return this.#call('screenshot', [], () => Buffer.from([0xff, 0xd8, 0xff, 0xd9]));
+  }
+
+  download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile> {
+    return this.#call('download', [target, limits], () => ({ file: '/nonexistent/file', folder: '/nonexistent', suggestedName: 'file.txt', size: 0 }));
   }
 
   textOf(selector: string): Promise<string> {

@@ -7,4 +7,4 @@ import { TaskInputSchema } from './task-schemas';
 export const getTaskProcedure = operatorProcedure
   .input(TaskInputSchema)
   .output(OperatorTaskViewSchema)
-  .query(({ ctx, input }) => operatorTaskView(ctx.services.db, input.task_id));
+  .query(({ ctx, input }) => operatorTaskView(ctx.services.db, ctx.services.config.http.publicUrl, input.task_id));

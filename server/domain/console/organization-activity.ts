@@ -54,7 +54,7 @@ export async function recentTasks(db: Db, orgId: string): Promise<OperatorTask[]
  * and device, its steps in order, and its escalations. 404 task_not_found for a
  * malformed or unknown id.
  */
-export async function operatorTaskView(db: Db, publicId: string): Promise<OperatorTaskView> {
+export async function operatorTaskView(db: Db, publicUrl: string, publicId: string): Promise<OperatorTaskView> {
   const id = parsePublicId('task', publicId);
   const [row] =
     id === null
@@ -67,7 +67,7 @@ export async function operatorTaskView(db: Db, publicId: string): Promise<Operat
           .where(eq(tasks.id, id));
   if (row === undefined) throw new ApiError('task_not_found');
   const [steps, escalationRows] = await Promise.all([
-    stepsAfter(db, row.task.id, 0, STEP_LIMIT),
+    stepsAfter(db, publicUrl, row.task.id, 0, STEP_LIMIT),
     db.select().from(escalations).where(eq(escalations.taskId, row.task.id)).orderBy(asc(escalations.createdAt)),
   ]);
   return {

@@ -36,6 +36,8 @@ export class TaskStepFeeds {
   constructor(
     private readonly db: DbOrTx,
     private readonly channel: TaskChannel,
+    /** OPERATOR_PUBLIC_URL, for the steps' `screenshot_url`. */
+    private readonly publicUrl: string,
   ) {}
 
   /**
@@ -45,7 +47,7 @@ export class TaskStepFeeds {
   subscribe(taskId: string, afterSeq: number, reader: StepReader): () => void {
     let feed = this.#feeds.get(taskId);
     if (feed === undefined) {
-      const created = new TaskFeed(this.db, taskId, () => {
+      const created = new TaskFeed(this.db, this.publicUrl, taskId, () => {
         stopListening();
         if (this.#feeds.get(taskId) === created) this.#feeds.delete(taskId);
       });
@@ -69,6 +71,7 @@ class TaskFeed {
 
   constructor(
     private readonly db: DbOrTx,
+    private readonly publicUrl: string,
     private readonly taskId: string,
     private readonly onEmpty: () => void,
   ) {}
@@ -105,7 +108,7 @@ class TaskFeed {
     const terminal = readStatus ? await getTaskIfTerminal(this.db, this.taskId) : null;
     let from = Math.min(...audience.map((subscription) => subscription.lastSeq));
     for (;;) {
-      const steps = await stepsAfter(this.db, this.taskId, from, STEP_BATCH);
+      const steps = await stepsAfter(this.db, this.publicUrl, this.taskId, from, STEP_BATCH);
       for (const subscription of audience) this.#handOver(subscription, steps);
       if (steps.length < STEP_BATCH) break;
       from = steps.at(-1)!.seq;

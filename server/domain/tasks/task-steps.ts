@@ -16,13 +16,24 @@ export const TaskStepSchema = z.object({
   url: z.string().nullable(),
   title: z.string().nullable(),
   note: z.string().nullable(),
+  /** GET /v1/tasks/{id}/steps/{seq}/screenshot, absolute; null when the step has no screenshot. */
+  screenshot_url: z.string().nullable(),
   created_at: z.string(),
 });
 export type TaskStep = z.infer<typeof TaskStepSchema>;
 
 type StepRow = typeof taskSteps.$inferSelect;
 
-function toStep(row: StepRow): TaskStep {
+/** Where a step's screenshot is kept in the object store. */
+export function stepScreenshotKey(taskId: string, seq: number): string {
+  return `tasks/${taskId}/steps/${seq}.jpg`;
+}
+
+export function stepScreenshotUrl(publicUrl: string, taskId: string, seq: number): string {
+  return `${publicUrl}/v1/tasks/${toPublicId('task', taskId)}/steps/${seq}/screenshot`;
+}
+
+function toStep(row: StepRow, publicUrl: string): TaskStep {
   return {
     seq: row.seq,
     task_id: toPublicId('task', row.taskId),
@@ -31,19 +42,20 @@ function toStep(row: StepRow): TaskStep {
     url: row.url,
     title: row.title,
     note: row.note,
+    screenshot_url: row.screenshotKey === null ? null : stepScreenshotUrl(publicUrl, row.taskId, row.seq),
     created_at: iso(row.createdAt),
   };
 }
 
 /** Steps with seq greater than `afterSeq`, in order, at most `limit`. */
-export async function stepsAfter(db: DbOrTx, taskId: string, afterSeq: number, limit: number): Promise<TaskStep[]> {
+export async function stepsAfter(db: DbOrTx, publicUrl: string, taskId: string, afterSeq: number, limit: number): Promise<TaskStep[]> {
   const rows = await db
     .select()
     .from(taskSteps)
     .where(and(eq(taskSteps.taskId, taskId), gt(taskSteps.seq, afterSeq)))
     .orderBy(asc(taskSteps.seq))
     .limit(limit);
-  return rows.map(toStep);
+  return rows.map((row) => toStep(row, publicUrl));
 }
 
 /** Every recorded step of a task, in order: the history a resumed run starts from. */
@@ -61,7 +73,7 @@ export async function taskHistory(db: DbOrTx, taskId: string): Promise<{ steps: 
  * Returns false when the fence refused the step. Each step commits on its own with its
  * notification, so streams see steps in seq order, without gaps.
  */
-export async function appendStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string): Promise<boolean> {
+export async function appendStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string, screenshotKey: string | null = null): Promise<boolean> {
   return db.transaction(async (tx) => {
     // The fence and the Task's `usage.steps` in one statement: the count is kept on the row
     // so reading a task needs no aggregate. The UPDATE waits for a concurrent cancel or park
@@ -72,12 +84,21 @@ export async function appendStep(db: Db, taskId: string, orgId: string, seq: num
         where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
         returning 1
       )
-      insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, created_at)
-      select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, now()
+      insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, screenshot_key, created_at)
+      select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, ${screenshotKey}, now()
       from counted
       returning 1`);
     if (inserted.length === 0) return false;
     await notifyTaskChange(tx, taskId, 'step');
     return true;
   });
+}
+
+/** The object key of step `seq`'s screenshot; null when the step does not exist or has none. */
+export async function stepScreenshot(db: DbOrTx, taskId: string, seq: number): Promise<string | null> {
+  const [row] = await db
+    .select({ key: taskSteps.screenshotKey })
+    .from(taskSteps)
+    .where(and(eq(taskSteps.taskId, taskId), eq(taskSteps.seq, seq)));
+  return row?.key ?? null;
 }

@@ -1,0 +1,74 @@
+// The recordings, step screenshots and downloaded files are served outside tRPC (their
+// bodies are bytes), so their entries in the OpenAPI document are written by hand, here,
+// beside the generated rest (openapi.ts).
+
+const errorResponse = { description: 'Error (CONTRACT.md body)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+
+const rangeHeader = {
+  name: 'Range',
+  in: 'header',
+  required: false,
+  description: 'One byte range, `bytes=<first>-[<last>]` or `bytes=-<suffix length>`; past the end: 416 range_not_satisfiable. Several ranges are answered whole (200).',
+  schema: { type: 'string' },
+};
+
+const partialResponses = (contentType: string, what: string) => ({
+  '200': {
+    description: `${what}, whole. Accept-Ranges: bytes.`,
+    content: { [contentType]: { schema: { type: 'string', format: 'binary' } } },
+  },
+  '206': {
+    description: `One range of ${what}, with Content-Range.`,
+    content: { [contentType]: { schema: { type: 'string', format: 'binary' } } },
+  },
+  default: errorResponse,
+});
+
+const idParameter = (prefix: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: `^${prefix}_` } });
+
+export const artifactOpenApiPaths = {
+  '/tasks/{id}/recording': {
+    get: {
+      operationId: 'getTaskRecording',
+      summary: "Download the video of a task's latest run (MP4, H.264)",
+      description: '404 recording_not_found until a run of the task finished recording (the recording is stored before the task ends).',
+      tags: ['tasks'],
+      security: [{ bearerAuth: [] }],
+      parameters: [idParameter('task'), rangeHeader],
+      responses: partialResponses('video/mp4', 'the recording'),
+    },
+  },
+  '/sessions/{id}/recording': {
+    get: {
+      operationId: 'getSessionRecording',
+      summary: 'Download the video of what a live-view session watched (MP4, H.264)',
+      description: '404 recording_not_found until a socket of the session was open and closed again; the latest watched stretch.',
+      tags: ['sessions'],
+      security: [{ bearerAuth: [] }],
+      parameters: [idParameter('ses'), rangeHeader],
+      responses: partialResponses('video/mp4', 'the recording'),
+    },
+  },
+  '/tasks/{id}/steps/{seq}/screenshot': {
+    get: {
+      operationId: 'getStepScreenshot',
+      summary: 'Download the JPEG of the page after a step',
+      description: "A step's `screenshot_url` points here; 404 screenshot_not_found when the step has none.",
+      tags: ['tasks'],
+      security: [{ bearerAuth: [] }],
+      parameters: [idParameter('task'), { name: 'seq', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }, rangeHeader],
+      responses: partialResponses('image/jpeg', 'the screenshot'),
+    },
+  },
+  '/tasks/{id}/files/{file_id}': {
+    get: {
+      operationId: 'getTaskFile',
+      summary: 'Download a file the task downloaded',
+      description: 'Sent as an attachment (Content-Disposition) with the content type of its name; its sha256 is in the list.',
+      tags: ['tasks'],
+      security: [{ bearerAuth: [] }],
+      parameters: [idParameter('task'), { name: 'file_id', in: 'path', required: true, schema: { type: 'string', pattern: '^file_' } }, rangeHeader],
+      responses: partialResponses('application/octet-stream', 'the file'),
+    },
+  },
+};

@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const FFMPEG = '/usr/bin/ffmpeg';
+// Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4 (up
+// to its last fragment). Generous: on a saturated machine, ten encoders finishing at once
+// were seen to need more than 20 s.
+const STOP_TIMEOUT_MS = 60_000;
+// Frames written at most in one tick to catch up after the event loop stalled.
+const MAX_CATCH_UP_FRAMES = 50;
+
+export interface EncoderOptions {
+  /** Output file (fragmented MP4). */
+  file: string;
+  /** Frames per second of the video: the cap on what is kept of the screencast. */
+  fps: number;
+  /** Output size in pixels; made even (H.264's 4:2:0 needs it). */
+  width: number;
+  height: number;
+}
+
+/**
+ * Turns the screencast's JPEG frames into an H.264 video with Debian's ffmpeg.
+ *
+ * The screencast sends frames only when the page repaints, so a tick at `fps` writes the
+ * latest frame as many times as wall-clock time says frames are due: the video has a
+ * constant rate and its timeline is the real one (a page that sat still for 10 s shows
+ * 10 s). ffmpeg reads them from its stdin (`image2pipe`, MJPEG decoder) and encodes with
+ * libx264 `ultrafast` at CRF 32, the cheapest preset: at 5 fps a 1280×720 page costs a
+ * few percent of one core.
+ *
+ * The MP4 is fragmented (a `moof` per keyframe, one every 2 s), so whatever ffmpeg wrote
+ * before a crash is a playable video without its end. ffmpeg ends by itself when its
+ * stdin closes: when this process stops, even by SIGKILL, the pipe closes and ffmpeg
+ * finishes the file and exits; no ffmpeg outlives the service for long.
+ */
+export class FrameEncoder {
+  readonly #process: ChildProcess;
+  readonly #exited: Promise<string>;
+  readonly #tick: NodeJS.Timeout;
+  readonly #startedAt = Date.now();
+  readonly #fps: number;
+  /** The video's frame size. */
+  readonly width: number;
+  readonly height: number;
+  #latest: Buffer;
+  #written = 0;
+  #stopping: Promise<{ durationMs: number; ok: boolean }> | null = null;
+  #stderr = '';
+
+  constructor(options: EncoderOptions, firstFrame: Buffer) {
+    const width = even(options.width);
+    const height = even(options.height);
+    this.width = width;
+    this.height = height;
+    this.#fps = options.fps;
+    this.#latest = firstFrame;
+    // prettier-ignore
+    const args = [
+      '-hide_banner', '-loglevel', 'error', '-y',
+      '-f', 'image2pipe', '-framerate', String(options.fps), '-c:v', 'mjpeg', '-i', 'pipe:0',
+      '-vf', `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,format=yuv420p`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-crf', '32', '-g', String(options.fps * 2),
+      '-threads', '1',
+      '-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', options.file,
+    ];
+    this.#process = spawn(FFMPEG, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+    this.#process.stderr!.on('data', (chunk: Buffer) => {
+      if (this.#stderr.length < 4000) this.#stderr += chunk.toString();
+    });
+    // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.
+    this.#process.stdin!.on('error', () => undefined);
+    this.#exited = new Promise((resolve) => {
+      this.#process.once('error', (error) => resolve(`could not start: ${error.message}`));
+      this.#process.once('exit', (code, signal) => resolve(code === 0 ? 'ok' : `exited with ${code ?? signal}`));
+    });
+    this.#writeDue();
+    this.#tick = setInterval(() => this.#writeDue(), Math.round(1000 / options.fps));
+  }
+
+  get pid(): number | undefined {
+    return this.#process.pid;
+  }
+
+  /** What ffmpeg said on stderr (for the log when it failed). */
+  get diagnostics(): string {
+    return this.#stderr.trim();
+  }
+
+  /** The page's newest frame, a JPEG; shown from the next due frame on. */
+  push(jpeg: Buffer): void {
+    this.#latest = jpeg;
+  }
+
+  /** Writes the last due frames, closes ffmpeg's input and waits for the file to be complete. */
+  stop(): Promise<{ durationMs: number; ok: boolean }> {
+    this.#stopping ??= (async () => {
+      clearInterval(this.#tick);
+      this.#writeDue();
+      this.#process.stdin!.end();
+      const timer = setTimeout(() => this.#process.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      const exit = await this.#exited;
+      clearTimeout(timer);
+      if (exit !== 'ok') this.#stderr = `${exit}; ${this.#stderr}`;
+      return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok: exit === 'ok' };
+    })();
+    return this.#stopping;
+  }
+
+  #writeDue(): void {
+    const stdin = this.#process.stdin!;
+    if (stdin.destroyed || stdin.writableEnded) return;
+    const due = Math.floor(((Date.now() - this.#startedAt) * this.#fps) / 1000) + 1;
+    // After a long stall the gap is filled over the next ticks rather than in one burst.
+    const count = Math.min(due - this.#written, MAX_CATCH_UP_FRAMES);
+    for (let index = 0; index < count; index += 1) stdin.write(this.#latest);
+    this.#written += Math.max(0, count);
+  }
+}
+
+function even(value: number): number {
+  return Math.max(2, Math.floor(value / 2) * 2);
+}

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Db } from '../../db/client';
+import type { LiveFrame } from '../browser';
+import type { Logger } from '../core/log';
+import {
+  insertRecording,
+  interruptedRecordings,
+  markRecordingFailed,
+  markRecordingReady,
+  RECORDING_CONTENT_TYPE,
+  type RecordingRow,
+  type RecordingSubjectRef,
+} from '../domain/recordings/recording-rows';
+import type { ObjectStore } from '../storage';
+import { FrameEncoder } from './frame-encoder';
+import { probeVideo } from './probe-video';
+
+/** The device's screencast, shared with live-view sockets (server/gateway/device-views.ts). */
+export interface FrameSource {
+  watchFrames(deviceId: string, listener: (frame: LiveFrame) => void): Promise<() => void>;
+}
+
+export interface RecorderDeps {
+  db: Db;
+  store: ObjectStore;
+  frames: FrameSource;
+  hostId: string;
+  /** Videos are written under `<dataDir>/recordings/` until they are finished and stored. */
+  dataDir: string;
+  fps: number;
+  log: Logger;
+}
+
+/** A recording in progress; stop() finishes and stores it (never throws). */
+export interface ActiveRecording {
+  stop(): Promise<void>;
+}
+
+// The screencast is at most 1280 wide (live-view.ts); so is the video.
+const MAX_WIDTH = 1280;
+// How long recovery waits for an ffmpeg a crashed process left finishing its file.
+const ORPHAN_WAIT_MS = 10_000;
+
+// How long a stop waits for the first frame of a recording that has none yet.
+const FIRST_FRAME_WAIT_MS = 1_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+const NOTHING: ActiveRecording = { stop: async () => undefined };
+
+/**
+ * Records what a device's page shows while a subject (a task run, a live-view session,
+ * a CDP session) runs: the shared screencast's frames go to ffmpeg (frame-encoder.ts),
+ * into a file in this host's data directory; at the end the file goes to the object
+ * store and its row in `recordings` becomes `ready`. A recording that cannot start or
+ * finish is logged and marked `failed`; it never fails its subject.
+ *
+ * A process that dies mid-recording leaves its row `recording` and the file (ffmpeg
+ * finishes it when its stdin closes); the next start of the same host (`recover`)
+ * stores what the file holds, or marks the row `failed` when nothing readable is there.
+ */
+export class Recorder {
+  readonly #deps: RecorderDeps;
+  readonly #directory: string;
+  readonly #active = new Set<ActiveRecording>();
+
+  constructor(deps: RecorderDeps) {
+    this.#deps = deps;
+    this.#directory = path.join(deps.dataDir, 'recordings');
+  }
+
+  /** Starts recording `subject` from the page of `deviceId`, whose browser runs in this process. */
+  async start(subject: RecordingSubjectRef, deviceId: string): Promise<ActiveRecording> {
+    const { db, log } = this.#deps;
+    const recordingId = randomUUID();
+    const file = path.join(this.#directory, `${recordingId}.mp4`);
+    let encoder: FrameEncoder | null = null;
+    let stopped = false;
+    let firstFrame: () => void = () => undefined;
+    const firstFrameArrived = new Promise<void>((resolve) => {
+      firstFrame = resolve;
+    });
+    const onFrame = (frame: LiveFrame) => {
+      if (stopped) return;
+      firstFrame();
+      const jpeg = Buffer.from(frame.data, 'base64');
+      if (encoder !== null) return encoder.push(jpeg);
+      const width = Math.min(frame.width, MAX_WIDTH);
+      const height = Math.round((frame.height * width) / Math.max(1, frame.width));
+      encoder = new FrameEncoder({ file, fps: this.#deps.fps, width, height }, jpeg);
+      // Found again by recover() should this process die before stop(). Written at once
+      // (a few bytes), so a quick stop() never races it and leaves it behind.
+      try {
+        writeFileSync(`${file}.pid`, String(encoder.pid ?? ''), { mode: 0o600 });
+      } catch {
+        // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
+      }
+    };
+    let unwatch: () => void;
+    let row: RecordingRow;
+    try {
+      await mkdir(this.#directory, { recursive: true, mode: 0o700 });
+      row = await insertRecording(db, subject, recordingId, this.#deps.hostId);
+    } catch (error) {
+      log.error({ err: error, subject: subject.kind, subjectId: subject.id }, 'could not start a recording');
+      return NOTHING;
+    }
+    try {
+      unwatch = await this.#deps.frames.watchFrames(deviceId, onFrame);
+    } catch (error) {
+      log.warn({ err: error, recordingId }, 'recording got no screencast; marked failed');
+      await markRecordingFailed(db, recordingId).catch(() => undefined);
+      return NOTHING;
+    }
+    let stopping: Promise<void> | null = null;
+    const active: ActiveRecording = {
+      stop: () => {
+        stopping ??= (async () => {
+          // A run shorter than the screencast's first frame (the live view sends one
+          // within 300 ms even of a still page) still gets its picture.
+          if (encoder === null) await Promise.race([firstFrameArrived, delay(FIRST_FRAME_WAIT_MS)]);
+          stopped = true;
+          unwatch();
+          const running = encoder as FrameEncoder | null;
+          if (running === null) {
+            await markRecordingFailed(db, recordingId).catch((error: unknown) => log.error({ err: error, recordingId }, 'could not mark a recording failed'));
+            return;
+          }
+          const ended = await running.stop();
+          if (!ended.ok) log.warn({ recordingId, ffmpeg: running.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
+          // A clean end needs no ffprobe (a second or more on a busy machine): the encoder knows.
+          await this.#finish(row, file, ended.ok ? { durationMs: ended.durationMs, width: running.width, height: running.height } : null);
+        })().finally(() => this.#active.delete(active));
+        return stopping;
+      },
+    };
+    this.#active.add(active);
+    return active;
+  }
+
+  /** Finishes every recording in progress (at shutdown, after the runs stopped). */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.#active].map((active) => active.stop()));
+  }
+
+  /** Stores, or marks failed, what this host's previous process left recording. */
+  async recover(): Promise<void> {
+    for (const row of await interruptedRecordings(this.#deps.db, this.#deps.hostId)) {
+      const file = path.join(this.#directory, `${row.id}.mp4`);
+      await waitForOrphanEncoder(file);
+      await this.#finish(row, file);
+    }
+  }
+
+  /** The file's video goes to the store and the row becomes `ready`; or the row `failed`. */
+  async #finish(row: RecordingRow, file: string, known: { durationMs: number; width: number; height: number } | null = null): Promise<void> {
+    const { db, store, log } = this.#deps;
+    try {
+      const video = known ?? (await probeVideo(file));
+      if (video === null) {
+        log.warn({ recordingId: row.id }, 'a recording left no readable video; marked failed');
+        await markRecordingFailed(db, row.id);
+      } else {
+        const stored = await store.put(row.objectKey, { file }, RECORDING_CONTENT_TYPE);
+        await markRecordingReady(db, row.id, { durationMs: video.durationMs, sizeBytes: stored.size, width: video.width, height: video.height });
+      }
+    } catch (error) {
+      log.error({ err: error, recordingId: row.id }, 'could not store a recording; marked failed');
+      await markRecordingFailed(db, row.id).catch(() => undefined);
+    }
+    await rm(file, { force: true });
+    await rm(`${file}.pid`, { force: true });
+  }
+}
+
+/**
+ * ffmpeg finishes its file by itself once the dead process's pipe closed; should it still
+ * run (its pid file names it and its command line names the file), it gets a moment,
+ * then SIGKILL, so no encoder outlives its recording.
+ */
+async function waitForOrphanEncoder(file: string): Promise<void> {
+  const pid = Number(await readFile(`${file}.pid`, 'utf8').catch(() => ''));
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const isOurs = async () => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes(file);
+  const deadline = Date.now() + ORPHAN_WAIT_MS;
+  while ((await isOurs()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  if (await isOurs()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import type { Readable } from 'node:stream';
+
+/** An inclusive byte range of an object, as an HTTP `Range` names it once resolved. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export type ObjectBody = Buffer | { file: string };
+
+export interface StoredObject {
+  size: number;
+}
+
+/**
+ * Where recordings, step screenshots and downloaded files are kept: the local data
+ * directory (`local-object-store.ts`) or an S3-compatible bucket (`s3-object-store.ts`),
+ * chosen by OPERATOR_STORAGE_URL. Keys are `/`-separated paths of the service's own
+ * making (never a client's text).
+ */
+export interface ObjectStore {
+  /** A description without credentials, for the log. */
+  readonly description: string;
+  /**
+   * Writes the object whole, replacing any object under the key; returns its size. A
+   * body is bytes or a local file (recordings and downloads are files first: a length
+   * known up front is what S3's PutObject needs to stream it).
+   */
+  put(key: string, body: ObjectBody, contentType: string): Promise<StoredObject>;
+  /** The object's bytes (one range of them when given); null when there is no such object. */
+  get(key: string, range?: ByteRange): Promise<Readable | null>;
+  head(key: string): Promise<StoredObject | null>;
+  /** Removes the object; no error when it is already gone. */
+  delete(key: string): Promise<void>;
+}

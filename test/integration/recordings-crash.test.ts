@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Database } from '../../db/client';
+import { killOrphans } from '../../server/browser';
+import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
+import { startColourPages } from '../support/colour-pages';
+import { apiClient } from '../support/http';
+import { freePort } from '../support/service-process';
+import { waitForTaskEnd } from '../support/task-helpers';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { ffprobe, frameColors, isRed } from '../support/video-probe';
+
+// A server killed with SIGKILL while it records a task: its ffmpeg must not outlive it
+// for long, and the next start of the same data directory stores what was recorded.
+
+let database: TestDatabase;
+let db: Database;
+let dataDir: string;
+let pages: Awaited<ReturnType<typeof startColourPages>>;
+let port: number;
+let server: ChildProcess | null = null;
+
+async function startServer(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: database.url,
+      OPERATOR_DATA_DIR: dataDir,
+      OPERATOR_SERVE_CONSOLE: 'false',
+      OPERATOR_LOG_LEVEL: 'error',
+      OPERATOR_TASK_LEASE_SECS: '2',
+      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false)) return child;
+    if (Date.now() > deadline) throw new Error('server did not become ready');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function stopServer(signal: NodeJS.Signals): Promise<void> {
+  const child = server;
+  server = null;
+  if (child === null || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(tmpdir(), 'operator-recording-crash-'));
+  pages = await startColourPages();
+  port = await freePort();
+});
+afterAll(async () => {
+  await stopServer('SIGTERM');
+  await killOrphans(dataDir);
+  await db?.close();
+  await pages?.close();
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('a server killed while it records', () => {
+  it('leaves no ffmpeg running, and its restart stores the recording of the interrupted run', async () => {
+    server = await startServer();
+    db = connectDatabase(database.url, 2);
+    const { org_id: orgId } = await createOrganization(db.db, { name: 'Recording crash org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const { space_id: spaceId } = await createSpace(db.db, orgId, 'default');
+    const { key } = await createApiKey(db.db, { orgId, scopes: ['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write'], spaceIds: [], env: 'test' });
+    const api = apiClient(`http://127.0.0.1:${port}`, key);
+    const device = await api('POST', '/v1/devices', { space_id: spaceId });
+    const submitted = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/red')} then wait for "a text that never comes"` });
+    expect(submitted.status).toBe(202);
+
+    // ffmpeg starts with the first frame; its pid file names it.
+    const recordingsDir = path.join(dataDir, 'recordings');
+    let ffmpegPid = 0;
+    const deadline = Date.now() + 15_000;
+    while (ffmpegPid === 0 && Date.now() < deadline) {
+      const pidFile = (await readdir(recordingsDir).catch(() => [])).find((name) => name.endsWith('.pid'));
+      if (pidFile !== undefined) ffmpegPid = Number(await readFile(path.join(recordingsDir, pidFile), 'utf8').catch(() => '0'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(ffmpegPid).toBeGreaterThan(0);
+    // Some red seconds on the record.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(isRunning(ffmpegPid)).toBe(true);
+    await stopServer('SIGKILL');
+
+    // Its stdin closed with the server: ffmpeg finishes the file and exits by itself.
+    const gone = Date.now() + 10_000;
+    while (isRunning(ffmpegPid) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(isRunning(ffmpegPid)).toBe(false);
+
+    server = await startServer();
+    const ended = await waitForTaskEnd(api, submitted.body.id, 30_000);
+    expect(ended.result.error).toBe('device_lost');
+    const response = await fetch(`http://127.0.0.1:${port}/v1/tasks/${submitted.body.id}/recording`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
+    const file = path.join(dataDir, 'downloaded.mp4');
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    expect((await ffprobe(file)).duration).toBeGreaterThan(1.5);
+    expect((await frameColors(file)).filter(isRed).length).toBeGreaterThan(5);
+    // Nothing is left in the recordings' working folder.
+    expect(await readdir(recordingsDir)).toEqual([]);
+  }, 120_000);
+});
