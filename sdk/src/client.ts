@@ -121,8 +121,8 @@ export class OperatorClient {
       unwrap(this.api.POST('/devices', { body: params, headers: headersOf(options), signal: options?.signal })),
     get: (id: string): Promise<Device> => unwrap(this.api.GET('/devices/{id}', { params: { path: { id } } })),
     /** Await for the first page, or `for await` over every device. */
-    list: (params: Omit<ListDevicesParams, 'cursor'> = {}): PagePromise<Device> =>
-      new PagePromise((cursor) => unwrap(this.api.GET('/devices', { params: { query: { ...params, cursor } } })) as Promise<Page<Device>>),
+    list: ({ cursor: start, ...params }: ListDevicesParams = {}): PagePromise<Device> =>
+      new PagePromise((cursor) => unwrap(this.api.GET('/devices', { params: { query: { ...params, cursor } } })) as Promise<Page<Device>>, start),
     sleep: (id: string): Promise<Device> => unwrap(this.api.POST('/devices/{id}/sleep', { params: { path: { id } } })),
     wake: (id: string): Promise<Device> => unwrap(this.api.POST('/devices/{id}/wake', { params: { path: { id } } })),
     delete: (id: string): Promise<Device> => unwrap(this.api.DELETE('/devices/{id}', { params: { path: { id } } })),
@@ -174,8 +174,8 @@ export class OperatorClient {
   };
 
   readonly escalations = {
-    list: (params: Omit<ListEscalationsParams, 'cursor'> = {}): PagePromise<Escalation> =>
-      new PagePromise((cursor) => unwrap(this.api.GET('/escalations', { params: { query: { ...params, cursor } } })) as Promise<Page<Escalation>>),
+    list: ({ cursor: start, ...params }: ListEscalationsParams = {}): PagePromise<Escalation> =>
+      new PagePromise((cursor) => unwrap(this.api.GET('/escalations', { params: { query: { ...params, cursor } } })) as Promise<Page<Escalation>>, start),
     get: (id: string): Promise<Escalation> => unwrap(this.api.GET('/escalations/{id}', { params: { path: { id } } })),
     /**
      * Answers an escalation with the per-escalation `token` of its delivery (not the API

@@ -11,10 +11,14 @@ export interface Page<T> {
 export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   private first: Promise<Page<T>> | undefined;
 
-  constructor(private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {}
+  /** `startCursor`: begin at that page (a `next_cursor` from an earlier page) instead of the first. */
+  constructor(
+    private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+    private readonly startCursor?: string,
+  ) {}
 
   private firstPage(): Promise<Page<T>> {
-    this.first ??= this.fetchPage(undefined);
+    this.first ??= this.fetchPage(this.startCursor);
     return this.first;
   }
 

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
+import { createMcpHandler } from '../mcp/mcp-route';
+import { newRequestId } from './v1-handler';
 import { taskEventsRoute } from '../api/tasks/stream-task-events';
 import { EventStreams } from '../http/event-stream';
 import { BrowserPool, createBrowserProvider } from '../browser';
@@ -129,7 +131,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Pr
 
   const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
-  const rawRoutes: RawRoute[] = [taskEventsRoute(services, new TaskStepFeeds(services.db, services.taskChannel), eventStreams)];
+  const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel);
+  const rawRoutes: RawRoute[] = [taskEventsRoute(services, stepFeeds, eventStreams)];
   const gateway = new SessionGateway(services);
   await gateway.start();
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
@@ -156,6 +159,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Pr
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
     readiness,
     metrics,
+    mcp: createMcpHandler(services, stepFeeds, newRequestId),
     console: nextConsole?.handle ?? null,
   });
 
