@@ -163,6 +163,11 @@ export class OperatorClient {
     revoke: async (id: string): Promise<void> => {
       await unwrap(this.api.DELETE('/sessions/{id}', { params: { path: { id } } }));
     },
+    /** Pauses the device's running task so this control session's inputs reach the page. */
+    takeOver: (id: string, params: Schemas['TakeOverRequest'] = {}): Promise<Schemas['TakeoverResult']> =>
+      unwrap(this.api.POST('/sessions/{id}/takeover', { params: { path: { id } }, body: params })),
+    /** Ends the takeover; the task resumes. */
+    release: (id: string): Promise<Schemas['ReleaseResult']> => unwrap(this.api.POST('/sessions/{id}/release', { params: { path: { id } } })),
     /**
      * Opens the live view of a session created with `sessions.create()` (its `ws_url` and
      * `session_token`): iterate for frames, `send()` inputs on a control session.

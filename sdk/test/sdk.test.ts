@@ -92,6 +92,43 @@ describe('typed errors', () => {
   });
 });
 
+describe('sessions.connect()', () => {
+  it('yields frames of the page and sends input during a takeover, which the task then sees', async () => {
+    const device = await operator.devices.create({ space_id: tenant.spaceId });
+    const session = await operator.sessions.create(device.id, { mode: 'control' });
+    // ws_url is built from OPERATOR_PUBLIC_URL; the test server listens on another port.
+    const reachable = { ...session, ws_url: `${test.url.replace('http', 'ws')}${new URL(session.ws_url).pathname}` };
+    const refusals: string[] = [];
+    const watching = operator.sessions.connect(reachable);
+    watching.onRefusal = (refusal) => refusals.push(refusal.code);
+    expect(await watching.ready).toMatchObject({ type: 'ready', session_id: session.id, device_id: device.id });
+    const first = (await watching[Symbol.asyncIterator]().next()).value!;
+    expect(first.format).toBe('jpeg');
+    expect(Buffer.from(first.data, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    await watching.send({ kind: 'click', x: 150, y: 60 });
+    await expect.poll(() => refusals).toEqual(['input_not_allowed']);
+    watching.close();
+
+    // A task waiting at a lock only a human opens: take over, click, release.
+    const task = await operator.tasks.submit(device.id, { prompt: `go to ${pages.url('/takeover')} then wait for "Unlocked" then return the text of "#status"` });
+    for await (const event of operator.tasks.events(task.id)) if (event.type === 'step') break;
+    expect(await operator.sessions.takeOver(session.id)).toMatchObject({ paused: true, task_id: task.id });
+    const driving = operator.sessions.connect(reachable);
+    driving.onRefusal = (refusal) => refusals.push(refusal.code);
+    await driving[Symbol.asyncIterator]().next();
+    await driving.send({ kind: 'click', x: 150, y: 60 });
+    // Inputs are applied in order: once this one is refused, the click was applied.
+    await driving.send({ kind: 'key', key: 'NotAKey' });
+    await expect.poll(() => refusals).toEqual(['input_not_allowed', 'invalid_input']);
+    await operator.sessions.release(session.id);
+    let done: unknown;
+    for await (const event of operator.tasks.events(task.id)) if (event.type === 'done') done = event.task;
+    expect(done).toMatchObject({ status: 'succeeded', result: 'Unlocked' });
+    driving.close();
+    await operator.devices.delete(device.id);
+  });
+});
+
 /**
  * A TCP proxy to the service that cuts the first event-stream connection right after the
  * first `step` frame it carries, as a dropped connection or a restarted server would.
