@@ -159,7 +159,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock): Pr
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
     readiness,
     metrics,
-    mcp: createMcpHandler(services, stepFeeds, newRequestId),
+    mcp: createMcpHandler(services, stepFeeds, eventStreams, newRequestId),
     console: nextConsole?.handle ?? null,
   });
 

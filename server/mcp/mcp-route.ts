@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { ApiError } from '../core/errors';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { authorizeRequest } from '../http/authorize';
+import type { EventStreams } from '../http/event-stream';
 import { readJsonBody } from '../http/read-json-body';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
@@ -17,17 +18,17 @@ export const MCP_PATH = '/mcp';
  * the bearer: checked (401, then the rate limit's 429) before anything is read, and again
  * by each tool's procedure with its own scope.
  */
-export function createMcpHandler(services: Services, feeds: TaskStepFeeds, newRequestId: () => string) {
+export function createMcpHandler(services: Services, feeds: TaskStepFeeds, streams: EventStreams, newRequestId: () => string) {
   return async function handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     try {
-      await authorizeRequest(services, req, res, null);
+      const principal = await authorizeRequest(services, req, res, null);
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
         throw new ApiError('method_not_allowed', { message: 'This MCP server is stateless: POST JSON-RPC messages to /mcp.' });
       }
       const body = await readJsonBody(req);
       if (!body.ok) throw body.error;
-      const server = createOperatorMcpServer(httpBackend(services, feeds, req, newRequestId));
+      const server = createOperatorMcpServer(httpBackend(services, { feeds, streams, keyId: principal.keyId }, req, newRequestId));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
         void transport.close();

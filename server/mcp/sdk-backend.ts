@@ -14,22 +14,21 @@ export function sdkBackend(client: OperatorClient): OperatorBackend {
     sleepDevice: (id) => client.devices.sleep(id),
     wakeDevice: (id) => client.devices.wake(id),
     deleteDevice: (id) => client.devices.delete(id),
-    submitTask: (deviceId, body) => client.tasks.submit(deviceId, body),
     getTask: (id) => client.tasks.get(id),
     cancelTask: (id) => client.tasks.cancel(id),
     listEscalations: (query) => firstPage(client.escalations.list(query)),
     resolveEscalation: (id, token, body) => client.escalations.resolve(id, token, body),
-    async followTask(taskId, onStep, signal) {
+    async runTask(deviceId, body, onStep, signal) {
+      const { id: taskId } = await client.tasks.submit(deviceId, body);
       try {
         for await (const event of client.tasks.events(taskId, { signal })) {
           if (event.type === 'step') onStep(event.step);
-          else return event.task;
+          else return { taskId, terminal: event.task };
         }
       } catch (error) {
-        if (signal.aborted) return null;
-        throw error;
+        if (!signal.aborted) throw error;
       }
-      return null;
+      return { taskId, terminal: null };
     },
     errorBody(error) {
       if (!(error instanceof OperatorError) || error.status === 0) return null;

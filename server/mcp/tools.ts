@@ -32,14 +32,13 @@ export interface OperatorBackend {
   sleepDevice(id: string): Promise<unknown>;
   wakeDevice(id: string): Promise<unknown>;
   deleteDevice(id: string): Promise<unknown>;
-  submitTask(deviceId: string, body: SubmitTaskBody): Promise<{ id: string; status: string }>;
   getTask(id: string): Promise<unknown>;
   cancelTask(id: string): Promise<unknown>;
   /**
-   * Hands over the task's steps as they happen until it is terminal (resolves with the
-   * terminal task) or the signal aborts (resolves with null).
+   * Submits a task and hands over its steps as they happen until it is terminal (then
+   * `terminal` is the task) or the signal aborts (`terminal` null).
    */
-  followTask(taskId: string, onStep: (step: TaskStep) => void, signal: AbortSignal): Promise<unknown>;
+  runTask(deviceId: string, body: SubmitTaskBody, onStep: (step: TaskStep) => void, signal: AbortSignal): Promise<{ taskId: string; terminal: unknown }>;
   listEscalations(query: PageArguments & Omit<ListEscalationsQuery, 'limit' | 'cursor'>): Promise<unknown>;
   resolveEscalation(id: string, token: string, body: ResolveEscalationBody): Promise<unknown>;
   /** The CONTRACT.md error body of an error the service answered, or null for anything else. */
@@ -109,12 +108,12 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
     (input, extra) =>
       call(async () => {
         const { device_id, wait_secs = RUN_TASK_DEFAULT_WAIT_SECS, ...body } = input;
-        const task = await backend.submitTask(device_id, body);
         const progressToken = extra._meta?.progressToken;
         const deadline = AbortSignal.any([extra.signal, AbortSignal.timeout(wait_secs * 1000)]);
         const notifications: Promise<void>[] = [];
-        const terminal = await backend.followTask(
-          task.id,
+        const { taskId, terminal } = await backend.runTask(
+          device_id,
+          body,
           (step) => {
             if (progressToken === undefined) return;
             notifications.push(
@@ -126,7 +125,7 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
           deadline,
         );
         await Promise.all(notifications);
-        return ok(terminal ?? (await backend.getTask(task.id)));
+        return ok(terminal ?? (await backend.getTask(taskId)));
       }),
   );
   server.registerTool('get_task', { description: 'Get a task: status, result, usage.', inputSchema: taskId }, (input) => call(async () => ok(await backend.getTask(input.task_id))));

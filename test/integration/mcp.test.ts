@@ -21,7 +21,7 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   pages = await startTaskPages();
-  test = await startTestService();
+  test = await startTestService({ OPERATOR_MAX_STREAMS_PER_KEY: '1' });
   tenant = await createTenant(test);
   key = await tenant.key(allScopes);
 });
@@ -125,6 +125,28 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const invalid = await stranger.callTool({ name: 'create_device', arguments: { idle_suspend_secs: 5 } });
     expect(invalid.isError).toBe(true);
     await (await overHttp(key)).callTool({ name: 'delete_device', arguments: { device_id: device.id } });
+  });
+
+  it('answers run_task with the running task after wait_secs, and holds one of the key’s stream slots while it follows', async () => {
+    const streamKey = await tenant.key(allScopes);
+    const client = await overHttp(streamKey);
+    const device = json(await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
+    const parked = json(await client.callTool({ name: 'run_task', arguments: { device_id: device.id, prompt: `go to ${pages.url('/plain')} then ask a human "Which one?"`, wait_secs: 2 } }));
+    expect(parked.object).toBe('task');
+    expect(['running', 'needs_human']).toContain(parked.status);
+
+    // The key's one stream slot (OPERATOR_MAX_STREAMS_PER_KEY=1) held by an event stream:
+    // run_task is refused before it submits anything.
+    const holder = new AbortController();
+    const stream = await fetch(`${test.url}/v1/tasks/${parked.id}/events`, { headers: { Authorization: `Bearer ${streamKey}` }, signal: holder.signal });
+    expect(stream.status).toBe(200);
+    const other = json(await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
+    const refused = await client.callTool({ name: 'run_task', arguments: { device_id: other.id, prompt: `go to ${pages.url('/plain')} then return the title` } });
+    expect(refused.isError).toBe(true);
+    expect(json(refused).error.code).toBe('too_many_streams');
+    expect(json(await client.callTool({ name: 'get_device', arguments: { device_id: other.id } })).current_task_id).toBeNull();
+    holder.abort();
+    for (const id of [device.id, other.id]) await client.callTool({ name: 'delete_device', arguments: { device_id: id } });
   });
 
   it('answers GET with 405 (the server is stateless)', async () => {
