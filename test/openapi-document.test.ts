@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventCatalogue } from '../server/domain/events/catalogue';
+import { routeCatalogue } from './support/route-catalogue';
 import { OPENAPI_PATH, ROOT, SCHEMA_PATH, openApiText, schemaText } from '../scripts/sdk-artifacts';
 
 // The OpenAPI document as code generates it: linted, complete, and the SDK's checked-in
@@ -57,10 +58,24 @@ describe('the OpenAPI document', () => {
     const resolve = document.paths['/escalations/{id}/resolve'].post;
     expect(resolve.security).toEqual([{ escalationBearer: [] }]);
     expect(resolve.responses['401'].description).toContain('`invalid_escalation_token`');
-    expect(resolve.responses['429']).toBeUndefined();
+    expect(resolve.responses['404']).toBeUndefined();
+    expect(resolve.responses['429'].headers['RateLimit-Limit']).toBeUndefined();
     for (const [route, methods] of Object.entries(document.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
       for (const [method, operation] of Object.entries(methods)) {
         expect({ route, method, has500: '500' in operation.responses, noDefault: !('default' in operation.responses) }).toEqual({ route, method, has500: true, noDefault: true });
+      }
+    }
+  });
+
+  it('agrees with the route catalogue the integration tests check against the server (401, 403 per scope, 404 per id kind)', () => {
+    for (const route of routeCatalogue) {
+      const responses = document.paths[route.path][route.method.toLowerCase()].responses as Record<string, { description: string }>;
+      const documented = (status: string) => responses[status]?.description ?? '';
+      const label = `${route.method} ${route.path}`;
+      expect({ label, auth: documented('401').includes(route.escalationBearer ? '`invalid_escalation_token`' : '`invalid_api_key`') }).toEqual({ label, auth: true });
+      expect({ label, scope: documented('403').includes('`insufficient_scope`') }).toEqual({ label, scope: route.scopes.length > 0 });
+      if (route.idKind !== undefined && route.escalationBearer === undefined) {
+        expect({ label, notFound: documented('404').includes(`\`${route.idKind.notFound}\``) }).toEqual({ label, notFound: true });
       }
     }
   });

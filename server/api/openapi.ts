@@ -73,14 +73,19 @@ export function errorCodesOf(name: string, meta: Meta, operation: Operation): Ap
   const hasInput = (operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined;
   if (hasInput) codes.add('invalid_request');
   if (operation.parameters?.some((parameter) => (parameter as { name?: string }).name === 'cursor')) codes.add('invalid_cursor');
-  if (meta.access?.auth === 'escalation_bearer') codes.add('invalid_escalation_token');
+  if (meta.access?.auth === 'escalation_bearer') {
+    codes.add('invalid_escalation_token');
+    // The failed-authentication throttle answers 429 to an address that failed too often.
+    codes.add('rate_limited');
+  }
   if (meta.access?.auth === 'api_key') {
     codes.add('invalid_api_key');
     codes.add('rate_limited');
     if (meta.access.scopes !== null) codes.add('insufficient_scope');
     if (meta.access.write) codes.add('product_not_entitled');
   }
-  const notFound = notFoundCodeOf(meta.openapi!.path);
+  // An escalation bearer names its escalation: an unknown id is its 401, never a 404.
+  const notFound = meta.access?.auth === 'escalation_bearer' ? undefined : notFoundCodeOf(meta.openapi!.path);
   if (notFound !== undefined) codes.add(notFound);
   if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
     codes.add('payload_too_large');
