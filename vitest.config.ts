@@ -1,11 +1,14 @@
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // Integration tests start real servers, real PostgreSQL databases and real Chromium
 // processes; two workers match the two cores CI has.
 export default defineConfig({
+  // Tests and examples use the SDK from its source, as the root tsconfig's paths do.
+  resolve: { alias: { '@browser-device-operator/sdk': path.resolve(import.meta.dirname, 'sdk/src/index.ts') } },
   test: {
-    include: ['server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: ['node_modules', 'e2e/**', '.data/**'],
+    include: ['sdk/**/*.test.ts', 'examples/**/*.test.ts', 'server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['node_modules', '**/node_modules/**', 'sdk/dist/**', 'e2e/**', '.data/**'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,

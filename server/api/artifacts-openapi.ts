@@ -2,7 +2,14 @@
 // bodies are bytes), so their entries in the OpenAPI document are written by hand, here,
 // beside the generated rest (openapi.ts).
 
-const errorResponse = { description: 'Error (CONTRACT.md body)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+import type { ApiErrorCode } from '../core/errors';
+
+type ErrorResponses = (codes: readonly ApiErrorCode[], withRateLimitHeaders: boolean) => Record<string, unknown>;
+
+const NOT_FOUND_RECORDING: ApiErrorCode[] = ['recording_not_found'];
+
+/** What every byte route can answer besides its own not-found code. */
+const BYTE_ROUTE_ERRORS: ApiErrorCode[] = ['invalid_api_key', 'insufficient_scope', 'rate_limited', 'range_not_satisfiable', 'internal_error'];
 
 const rangeHeader = {
   name: 'Range',
@@ -12,7 +19,7 @@ const rangeHeader = {
   schema: { type: 'string' },
 };
 
-const partialResponses = (contentType: string, what: string) => ({
+const partialResponses = (errorResponses: ErrorResponses, notFound: ApiErrorCode[], contentType: string, what: string) => ({
   '200': {
     description: `${what}, whole. Accept-Ranges: bytes.`,
     content: { [contentType]: { schema: { type: 'string', format: 'binary' } } },
@@ -21,12 +28,13 @@ const partialResponses = (contentType: string, what: string) => ({
     description: `One range of ${what}, with Content-Range.`,
     content: { [contentType]: { schema: { type: 'string', format: 'binary' } } },
   },
-  default: errorResponse,
+  ...errorResponses([...BYTE_ROUTE_ERRORS, ...notFound], true),
 });
 
 const idParameter = (prefix: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: `^${prefix}_` } });
 
-export const artifactOpenApiPaths = {
+/** The byte routes' entries in the OpenAPI document, with the same error responses as generated routes. */
+export const artifactOpenApiPaths = (errorResponses: ErrorResponses) => ({
   '/tasks/{id}/recording': {
     get: {
       operationId: 'getTaskRecording',
@@ -35,7 +43,7 @@ export const artifactOpenApiPaths = {
       tags: ['tasks'],
       security: [{ bearerAuth: [] }],
       parameters: [idParameter('task'), rangeHeader],
-      responses: partialResponses('video/mp4', 'the recording'),
+      responses: partialResponses(errorResponses, NOT_FOUND_RECORDING, 'video/mp4', 'the recording'),
     },
   },
   '/sessions/{id}/recording': {
@@ -46,7 +54,7 @@ export const artifactOpenApiPaths = {
       tags: ['sessions'],
       security: [{ bearerAuth: [] }],
       parameters: [idParameter('ses'), rangeHeader],
-      responses: partialResponses('video/mp4', 'the recording'),
+      responses: partialResponses(errorResponses, NOT_FOUND_RECORDING, 'video/mp4', 'the recording'),
     },
   },
   '/tasks/{id}/steps/{seq}/screenshot': {
@@ -57,7 +65,7 @@ export const artifactOpenApiPaths = {
       tags: ['tasks'],
       security: [{ bearerAuth: [] }],
       parameters: [idParameter('task'), { name: 'seq', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }, rangeHeader],
-      responses: partialResponses('image/jpeg', 'the screenshot'),
+      responses: partialResponses(errorResponses, ['task_not_found', 'screenshot_not_found', 'invalid_request'], 'image/jpeg', 'the screenshot'),
     },
   },
   '/tasks/{id}/files/{file_id}': {
@@ -68,7 +76,7 @@ export const artifactOpenApiPaths = {
       tags: ['tasks'],
       security: [{ bearerAuth: [] }],
       parameters: [idParameter('task'), { name: 'file_id', in: 'path', required: true, schema: { type: 'string', pattern: '^file_' } }, rangeHeader],
-      responses: partialResponses('application/octet-stream', 'the file'),
+      responses: partialResponses(errorResponses, ['task_not_found', 'file_not_found'], 'application/octet-stream', 'the file'),
     },
   },
-};
+});

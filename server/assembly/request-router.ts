@@ -10,6 +10,7 @@ import { sendDocsPage, sendScalarBundle } from './docs-page';
 import { serveMetrics } from './metrics-route';
 import type { RawRoute } from '../http/raw-route';
 import { createV1Handler, newRequestId } from './v1-handler';
+import { MCP_PATH } from '../mcp/mcp-route';
 
 export interface RequestRouterOptions {
   services: Services;
@@ -18,6 +19,8 @@ export interface RequestRouterOptions {
   /** Ready once started while the database and the browser provider answer; otherwise why not. */
   readiness: () => Promise<Readiness>;
   metrics: ServiceMetrics;
+  /** The MCP server over Streamable HTTP (server/mcp); absent, /mcp is 404. */
+  mcp?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
   /** Next.js request handler for the console; null when the console is not served. */
   console: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null;
 }
@@ -58,6 +61,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
       return;
     }
     if (path === '/docs' || path === '/docs/') return sendDocsPage(res);
+    if (path === MCP_PATH && options.mcp !== undefined) return options.mcp(req, res, requestId);
     if (path === '/docs/scalar.js') return sendScalarBundle(res);
 
     if (path === '/v1' || path.startsWith('/v1/')) {

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
+import { createMcpHandler } from '../mcp/mcp-route';
+import { newRequestId } from './v1-handler';
 import { taskEventsRoute } from '../api/tasks/stream-task-events';
 import { taskRecordingRoute } from '../api/tasks/get-task-recording';
 import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
@@ -158,8 +160,9 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
 
   const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
+  const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
   const rawRoutes: RawRoute[] = [
-    taskEventsRoute(services, new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl), eventStreams),
+    taskEventsRoute(services, stepFeeds, eventStreams),
     taskRecordingRoute(services),
     sessionRecordingRoute(services),
     stepScreenshotRoute(services),
@@ -194,6 +197,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
     readiness,
     metrics,
+    mcp: createMcpHandler(services, stepFeeds, eventStreams, newRequestId),
     console: nextConsole?.handle ?? null,
   });
 

@@ -133,6 +133,9 @@ const EnvSchema = z.object({
   OPERATOR_DOWNLOAD_MAX_FILE_BYTES: positiveInt(50 * 1024 * 1024),
   OPERATOR_DOWNLOAD_MAX_TASK_BYTES: positiveInt(200 * 1024 * 1024),
   OPERATOR_METRICS_TOKEN: optionalString,
+  // The stdio MCP server (`npm run mcp`), a client of a running service's REST API.
+  OPERATOR_API_KEY: optionalString,
+  OPERATOR_BASE_URL: optionalString,
   OPERATOR_SERVE_CONSOLE: z
     .enum(['true', 'false'])
     .default('true')
@@ -255,6 +258,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     /** Bearer of GET /metrics; null: the route does not exist. */
     metricsToken: e.OPERATOR_METRICS_TOKEN,
+    /** What `npm run mcp` connects to: the API key, and the service's URL (default this one's public URL). */
+    mcpClient: { apiKey: e.OPERATOR_API_KEY, baseUrl: (e.OPERATOR_BASE_URL ?? publicUrl).replace(/\/+$/, '') },
   };
 }
 

@@ -41,7 +41,7 @@ export function createRouteLabeler(rawRoutes: readonly RawRoute[]): (method: str
   };
 }
 
-const FIXED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/v1/openapi.json']);
+const FIXED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/v1/openapi.json', '/mcp']);
 
 function labelOf(templates: readonly RouteTemplate[], method: string, path: string): string {
   if (FIXED_PATHS.has(path)) return `${method} ${path}`;

@@ -28,16 +28,16 @@ function guard(rule: AccessRule) {
 }
 
 /** Any valid key, no scope (whoami, the event-type catalogue). */
-export const authedProcedure = publicProcedure.use(guard({ anyOf: null, write: false }));
+export const authedProcedure = publicProcedure.use(guard({ anyOf: null, write: false })).meta({ access: { auth: 'api_key', scopes: null, write: false } });
 
 /** Needs one of the given scopes (more than one only for legacy aliases, e.g. audit). */
 export function scoped(...accepted: [Scope, ...Scope[]]) {
-  return publicProcedure.use(guard({ anyOf: accepted, write: false }));
+  return publicProcedure.use(guard({ anyOf: accepted, write: false })).meta({ access: { auth: 'api_key', scopes: accepted, write: false } });
 }
 
 /** The write gate: the scope, then the organization's product entitlement. */
 export function writeGated(scope: Scope) {
-  return publicProcedure.use(guard({ anyOf: [scope], write: true }));
+  return publicProcedure.use(guard({ anyOf: [scope], write: true })).meta({ access: { auth: 'api_key', scopes: [scope], write: true } });
 }
 
 /**
@@ -45,7 +45,7 @@ export function writeGated(scope: Scope) {
  * invalid_escalation_token, throttled per address like keys), checked before the body as
  * a key is on other routes. The escalation it opens is handed to the resolver.
  */
-export const escalationBearerProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+export const escalationBearerProcedure = publicProcedure.meta({ access: { auth: 'escalation_bearer', scopes: null, write: false } }).use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { id?: unknown };
   const id = typeof raw.id === 'string' ? raw.id : '';
   const escalation = await ctx.services.authThrottle.check(ctx.req, () => authenticateEscalationBearer(ctx.services.db, id, bearerFrom(ctx.req.headers.authorization)));

@@ -248,7 +248,7 @@ describe('answer_url of a task that asks again', () => {
 describe('OpenAPI', () => {
   it('describes the escalation delivery with its answer_url', async () => {
     const document = (await (await fetch(`${test.url}/v1/openapi.json`)).json()) as any;
-    const body = document.webhooks.escalationDelivery.post.requestBody.content['application/json'].schema;
+    const body = document.components.schemas.EscalationDelivery;
     expect(body.required).toEqual(['escalation', 'resolve_url', 'token', 'answer_url']);
     expect(body.properties.answer_url.description).toContain('#anslnk_');
   });

@@ -1,0 +1,44 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ApiError } from '../core/errors';
+import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
+import { authorizeRequest } from '../http/authorize';
+import type { EventStreams } from '../http/event-stream';
+import { readJsonBody } from '../http/read-json-body';
+import type { Services } from '../services/services';
+import { sendErrorResponse } from '../trpc/send-error';
+import { httpBackend } from './http-backend';
+import { createOperatorMcpServer } from './tools';
+
+export const MCP_PATH = '/mcp';
+
+/**
+ * `/mcp`: the MCP server over Streamable HTTP, stateless (one server and transport per
+ * POST, nothing kept between requests, so any instance serves any call). The API key is
+ * the bearer: checked (401, then the rate limit's 429) before anything is read, and again
+ * by each tool's procedure with its own scope.
+ */
+export function createMcpHandler(services: Services, feeds: TaskStepFeeds, streams: EventStreams, newRequestId: () => string) {
+  return async function handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    try {
+      const principal = await authorizeRequest(services, req, res, null);
+      if (req.method !== 'POST') {
+        res.setHeader('Allow', 'POST');
+        throw new ApiError('method_not_allowed', { message: 'This MCP server is stateless: POST JSON-RPC messages to /mcp.' });
+      }
+      const body = await readJsonBody(req);
+      if (!body.ok) throw body.error;
+      const server = createOperatorMcpServer(httpBackend(services, { feeds, streams, keyId: principal.keyId }, req, newRequestId));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body.body);
+    } catch (error) {
+      if (error instanceof ApiError && error.apiCode === 'invalid_api_key') res.setHeader('WWW-Authenticate', 'Bearer');
+      sendErrorResponse(services.log, res, requestId, error);
+    }
+  };
+}

@@ -1,0 +1,38 @@
+import { OperatorClient, OperatorError } from '@browser-device-operator/sdk';
+import type { OperatorBackend } from './tools';
+
+/**
+ * The tools of the stdio MCP server: a client of the REST API through the SDK, so the key's
+ * scopes and tenancy are enforced by the service exactly as for any API call.
+ */
+export function sdkBackend(client: OperatorClient): OperatorBackend {
+  const firstPage = <T>(pages: PromiseLike<T>): Promise<T> => Promise.resolve(pages);
+  return {
+    createDevice: (body) => client.devices.create(body),
+    listDevices: (query) => firstPage(client.devices.list(query)),
+    getDevice: (id) => client.devices.get(id),
+    sleepDevice: (id) => client.devices.sleep(id),
+    wakeDevice: (id) => client.devices.wake(id),
+    deleteDevice: (id) => client.devices.delete(id),
+    getTask: (id) => client.tasks.get(id),
+    cancelTask: (id) => client.tasks.cancel(id),
+    listEscalations: (query) => firstPage(client.escalations.list(query)),
+    resolveEscalation: (id, token, body) => client.escalations.resolve(id, token, body),
+    async runTask(deviceId, body, onStep, signal) {
+      const { id: taskId } = await client.tasks.submit(deviceId, body);
+      try {
+        for await (const event of client.tasks.events(taskId, { signal })) {
+          if (event.type === 'step') onStep(event.step);
+          else return { taskId, terminal: event.task };
+        }
+      } catch (error) {
+        if (!signal.aborted) throw error;
+      }
+      return { taskId, terminal: null };
+    },
+    errorBody(error) {
+      if (!(error instanceof OperatorError) || error.status === 0) return null;
+      return { code: error.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) };
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTaskPages, type TaskPages } from '../support/task-pages';
+import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+
+// The MCP server with the official SDK's client, over Streamable HTTP (/mcp on the service)
+// and over stdio (`npm run mcp`, a client of the REST API), against the real service.
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TOOLS = ['create_device', 'list_devices', 'get_device', 'sleep_device', 'wake_device', 'delete_device', 'run_task', 'get_task', 'cancel_task', 'list_escalations', 'answer_escalation'];
+
+let test: TestService;
+let tenant: TestTenant;
+let pages: TaskPages;
+let key: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  pages = await startTaskPages();
+  test = await startTestService({ OPERATOR_MAX_STREAMS_PER_KEY: '1' });
+  tenant = await createTenant(test);
+  key = await tenant.key(allScopes);
+});
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+});
+afterAll(async () => {
+  await test?.stop();
+  await pages?.close();
+});
+
+async function overHttp(apiKey: string): Promise<Client> {
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${test.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }));
+  clients.push(client);
+  return client;
+}
+
+async function overStdio(apiKey: string): Promise<Client> {
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'server/mcp/stdio.ts')],
+      cwd: ROOT,
+      env: { ...env, OPERATOR_API_KEY: apiKey, OPERATOR_BASE_URL: test.url },
+      stderr: 'pipe',
+    }),
+  );
+  clients.push(client);
+  return client;
+}
+
+function json(result: unknown): any {
+  const content = (result as CallToolResult).content[0];
+  if (content?.type !== 'text') throw new Error('expected a text result');
+  return JSON.parse(content.text);
+}
+
+async function runTaskThroughTools(client: Client) {
+  const device = json(await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
+  expect(device).toMatchObject({ object: 'device', status: 'active' });
+  const progress: Array<{ progress: number; message?: string }> = [];
+  const prompt = `go to ${pages.url('/form')} then type "ada@example.com" into "Email" then click "Submit" then wait for "Welcome" then return the text of "#message"`;
+  const result = await client.callTool({ name: 'run_task', arguments: { device_id: device.id, prompt } }, undefined, {
+    onprogress: (notification) => progress.push(notification),
+    timeout: 60_000,
+  });
+  expect(result.isError).toBeFalsy();
+  const task = json(result);
+  expect(task).toMatchObject({ object: 'task', status: 'succeeded', result: 'Welcome, ada@example.com' });
+  expect(progress.length).toBeGreaterThan(3);
+  expect(progress.map((item) => item.progress)).toEqual(progress.map((_, index) => index + 1));
+  expect(progress[0]!.message).toContain('#1');
+  expect(json(await client.callTool({ name: 'get_task', arguments: { task_id: task.id } }))).toMatchObject({ id: task.id, status: 'succeeded' });
+  const listed = json(await client.callTool({ name: 'list_devices', arguments: { limit: 10 } }));
+  expect(listed.data.map((item: { id: string }) => item.id)).toContain(device.id);
+  expect(json(await client.callTool({ name: 'sleep_device', arguments: { device_id: device.id } })).status).toBe('sleeping');
+  expect(json(await client.callTool({ name: 'wake_device', arguments: { device_id: device.id } })).status).toBe('active');
+  const late = await client.callTool({ name: 'cancel_task', arguments: { task_id: task.id } });
+  expect(late.isError).toBe(true);
+  expect(json(late).error.code).toBe('task_not_cancelable');
+  expect(json(await client.callTool({ name: 'delete_device', arguments: { device_id: device.id } })).status).toBe('terminated');
+}
+
+describe('MCP over Streamable HTTP at /mcp', () => {
+  it('lists the tools with REST field names in their input schemas', async () => {
+    const client = await overHttp(key);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOLS].sort());
+    const runTask = tools.find((tool) => tool.name === 'run_task')!;
+    expect(Object.keys(runTask.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['device_id', 'prompt', 'allowed_domains', 'max_steps']));
+    expect(runTask.inputSchema.required).toEqual(expect.arrayContaining(['device_id', 'prompt']));
+  });
+
+  it('runs a task, streaming its steps as progress notifications', async () => {
+    await runTaskThroughTools(await overHttp(key));
+  });
+
+  it('refuses an unknown key with 401, and applies scopes and tenancy as the REST API does', async () => {
+    const refused = await fetch(`${test.url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer svc_operator_test_aaaaaaaaaaaa_nope', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await refused.json()).error.code).toBe('invalid_api_key');
+    await expect(overHttp('svc_operator_test_aaaaaaaaaaaa_nope')).rejects.toThrow();
+
+    const readOnly = await overHttp(await tenant.key(['operator:devices:read']));
+    const denied = await readOnly.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } });
+    expect(denied.isError).toBe(true);
+    expect(json(denied).error.code).toBe('insufficient_scope');
+
+    const device = json(await (await overHttp(key)).callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
+    const stranger = await overHttp(await (await createTenant(test)).key(allScopes));
+    const foreign = await stranger.callTool({ name: 'get_device', arguments: { device_id: device.id } });
+    expect(json(foreign).error.code).toBe('device_not_found');
+    const invalid = await stranger.callTool({ name: 'create_device', arguments: { idle_suspend_secs: 5 } });
+    expect(invalid.isError).toBe(true);
+    await (await overHttp(key)).callTool({ name: 'delete_device', arguments: { device_id: device.id } });
+  });
+
+  it('answers run_task with the running task after wait_secs, and holds one of the key’s stream slots while it follows', async () => {
+    const streamKey = await tenant.key(allScopes);
+    const client = await overHttp(streamKey);
+    const device = json(await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
+    const parked = json(await client.callTool({ name: 'run_task', arguments: { device_id: device.id, prompt: `go to ${pages.url('/plain')} then ask a human "Which one?"`, wait_secs: 2 } }));
+    expect(parked.object).toBe('task');
+    expect(['running', 'needs_human']).toContain(parked.status);
+
+    // The key's one stream slot (OPERATOR_MAX_STREAMS_PER_KEY=1) held by an event stream:
+    // run_task is refused before it submits anything.
+    const holder = new AbortController();
+    const stream = await fetch(`${test.url}/v1/tasks/${parked.id}/events`, { headers: { Authorization: `Bearer ${streamKey}` }, signal: holder.signal });
+    expect(stream.status).toBe(200);
+    const other = json(await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
+    const refused = await client.callTool({ name: 'run_task', arguments: { device_id: other.id, prompt: `go to ${pages.url('/plain')} then return the title` } });
+    expect(refused.isError).toBe(true);
+    expect(json(refused).error.code).toBe('too_many_streams');
+    expect(json(await client.callTool({ name: 'get_device', arguments: { device_id: other.id } })).current_task_id).toBeNull();
+    holder.abort();
+    for (const id of [device.id, other.id]) await client.callTool({ name: 'delete_device', arguments: { device_id: id } });
+  });
+
+  it('answers GET with 405 (the server is stateless)', async () => {
+    const response = await fetch(`${test.url}/mcp`, { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } });
+    expect(response.status).toBe(405);
+    expect((await response.json()).error.code).toBe('method_not_allowed');
+  });
+});
+
+describe('MCP over stdio (npm run mcp)', () => {
+  it('lists the tools and runs a task through the REST API', async () => {
+    const client = await overStdio(key);
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([...TOOLS].sort());
+    await runTaskThroughTools(client);
+  });
+
+  it('answers every tool call of an unknown key with invalid_api_key', async () => {
+    const client = await overStdio('svc_operator_test_aaaaaaaaaaaa_nope');
+    const refused = await client.callTool({ name: 'list_devices', arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(json(refused).error.code).toBe('invalid_api_key');
+  });
+});
