@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // processes; two workers match the two cores CI has.
 export default defineConfig({
   test: {
-    include: ['server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts', 'shared/**/*.test.ts'],
     exclude: ['node_modules', 'e2e/**', '.data/**'],
     pool: 'forks',
     maxWorkers: 2,
