@@ -83,6 +83,7 @@ export function EscalationPage() {
             )}
             {pending && (
               <AnswerForm
+                escalation={escalation}
                 onAnswer={async (answer, cleared) => {
                   await consoleApi.answerEscalation.mutate({ id: escalation.id, answer, cleared });
                   reload();
