@@ -84,7 +84,7 @@ export function AnswerForm({ escalation, onAnswer }: { escalation: AnswerableEsc
       body = (
         <>
           <Text size="sm" data-testid="takeover-instructions">
-            Press <strong>Take over</strong> in the live view, do on the device’s page what the question asks, then press <strong>Release</strong>: the
+            Press <strong>Take over</strong> in the live view below, do on the device’s page what the question asks, then press <strong>Release</strong>: the
             task resumes. If you are already done on the page, say so here.
           </Text>
           {refusal}
@@ -124,6 +124,12 @@ interface InputProps {
 /** A form whose submit checks the answer with `checkAnswer` first and shows why it does not fit. */
 function AnswerFields({ label, shape, value, busy, refusal, stop, send, onSent, children }: InputProps & { label: string; value: AnswerValue; onSent?: () => void; children: (problem: string | null) => ReactNode }) {
   const [problem, setProblem] = useState<string | null>(null);
+  // A changed answer is checked again on the next send; until then, no stale refusal.
+  const [checked, setChecked] = useState(value);
+  if (checked !== value) {
+    setChecked(value);
+    setProblem(null);
+  }
   return (
     <form
       aria-label={label}
