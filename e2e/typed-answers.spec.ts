@@ -63,8 +63,11 @@ async function openInConsole(page: Page, escalationId: string, operator: string)
   await expect(page.getByTestId('live-frame')).toBeVisible({ timeout: 20_000 });
 }
 
-test('a choice is answered from the console with radio buttons, checked on the page first', async ({ page, request }) => {
-  const { taskId, delivery } = await parked(request, `go to ${shop.base}/shop then ask a human to choose between "Blue" and "Red" then return the title`);
+test('a choice is answered from the console with radio buttons, then a takeover is finished without a text input', async ({ page, request }) => {
+  const { taskId, delivery } = await parked(
+    request,
+    `go to ${shop.base}/shop then ask a human to choose between "Blue" and "Red" then ask a human to take over "Check the basket on the page" then return the title`,
+  );
   await openInConsole(page, delivery.escalation.id, 'Chooser');
   await expect(page.getByTestId('escalation-kind')).toHaveText('Choice: pick one of the options');
   await expect(page.getByTestId('escalation-options').getByRole('listitem')).toHaveText(['Blue', 'Red']);
@@ -76,26 +79,40 @@ test('a choice is answered from the console with radio buttons, checked on the p
   expect((await get(request, `/v1/tasks/${taskId}`)).status).toBe('needs_human');
 
   await page.getByRole('radio', { name: 'Red' }).check();
+  await expect(page.getByText('This choice escalation needs an answer.')).toBeHidden();
   await screenshot(page, 'answer-choice');
   await expectNoSeriousViolations(page);
   await page.getByRole('button', { name: 'Send answer' }).click();
-  await expect(page.getByTestId('task-status')).toHaveText('succeeded', { timeout: 20_000 });
-  // The task went on with the choice: its answer and the step the agent was given.
+  // The task went on with the choice (its answer, and the step the agent was given) and asked again.
+  await page.getByRole('link', { name: 'open the new escalation' }).click({ timeout: 20_000 });
   expect((await get(request, `/v1/escalations/${delivery.escalation.id}`)).answer).toBe('Red');
   await expect(page.getByText('Chosen: "Red"')).toBeVisible();
-  expect((await get(request, `/v1/tasks/${taskId}`)).result).toBe('Shop');
+
+  // A takeover: the instruction, no text to type, and a way to say it is done.
+  await expect(page.getByTestId('escalation-question')).toHaveText('Check the basket on the page');
+  await expect(page.getByTestId('escalation-kind')).toHaveText('Takeover: act on the device’s page yourself');
+  await expect(page.getByTestId('takeover-instructions')).toContainText('Take over');
+  await expect(page.getByTestId('answer-form').getByRole('textbox')).toHaveCount(0);
   await expectNoSeriousViolations(page);
+  await page.getByRole('button', { name: 'Done: resume the task' }).click();
+  await expect(page.getByTestId('task-status')).toHaveText('succeeded', { timeout: 20_000 });
+  expect((await get(request, `/v1/tasks/${taskId}`)).result).toBe('Shop');
 });
 
-test('a confirmation answered "No, stop" from the console fails the task with confirmation_declined', async ({ page, request }) => {
+test('a confirmation answered Yes goes on; the next, answered "No, stop", fails the task with confirmation_declined', async ({ page, request }) => {
   const { taskId, delivery } = await parked(
     request,
-    `go to ${shop.base}/shop then ask a human to confirm "Buy the blue kettle for $1,234.50?" then click "Buy now" then return the text of "#status"`,
+    `go to ${shop.base}/shop then ask a human to confirm "Look at the price?" then ask a human to confirm "Buy the blue kettle for $1,234.50?" then click "Buy now" then return the text of "#status"`,
   );
   await openInConsole(page, delivery.escalation.id, 'Confirmer');
   await expect(page.getByTestId('escalation-kind')).toHaveText('Confirmation: yes or no');
+  await page.getByRole('button', { name: 'Yes, go ahead' }).click();
+  await page.getByRole('link', { name: 'open the new escalation' }).click({ timeout: 20_000 });
+  expect((await get(request, `/v1/escalations/${delivery.escalation.id}`)).answer).toBe(true);
+
+  await expect(page.getByTestId('escalation-question')).toHaveText('Buy the blue kettle for $1,234.50?');
   await expect(page.getByText('it fails with confirmation_declined')).toBeVisible();
-  await expect(page.getByRole('button', { name: 'Yes, go ahead' })).toBeVisible();
+  await expect(page.getByTestId('live-frame')).toBeVisible({ timeout: 20_000 });
   await screenshot(page, 'answer-confirm');
   await expectNoSeriousViolations(page);
   await page.getByRole('button', { name: 'No, stop' }).click();
