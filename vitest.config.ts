@@ -7,7 +7,7 @@ export default defineConfig({
   // Tests and examples use the SDK from its source, as the root tsconfig's paths do.
   resolve: { alias: { '@browser-device-operator/sdk': path.resolve(import.meta.dirname, 'sdk/src/index.ts') } },
   test: {
-    include: ['sdk/**/*.test.ts', 'examples/**/*.test.ts', 'server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['sdk/**/*.test.ts', 'examples/**/*.test.ts', 'server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts', 'shared/**/*.test.ts'],
     exclude: ['node_modules', '**/node_modules/**', 'sdk/dist/**', 'e2e/**', '.data/**'],
     pool: 'forks',
     maxWorkers: 2,

@@ -25,7 +25,7 @@ export function nextEnvironment() {
 export function ensureConsoleBuild() {
   const buildId = path.join(root, '.next', 'BUILD_ID');
   const buildTime = existsSync(buildId) ? statSync(buildId).mtimeMs : 0;
-  const sourcesTime = Math.max(...['app', 'next.config.js'].map((source) => newestMtime(path.join(root, source))));
+  const sourcesTime = Math.max(...['app', 'shared', 'next.config.js'].map((source) => newestMtime(path.join(root, source))));
   if (buildTime >= sourcesTime) return;
   console.log('Building the console (first start, or its sources changed)...');
   const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], { cwd: root, stdio: 'inherit', env: nextEnvironment() });

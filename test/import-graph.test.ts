@@ -31,6 +31,9 @@ function resolveImport(from: string, specifier: string): string | null {
   return null;
 }
 
+const APP = path.join(ROOT, 'app');
+const SHARED = path.join(ROOT, 'shared');
+
 const files = sourceFiles(SERVER);
 const imports = files.map((file) => {
   const specifiers = [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1]!);
@@ -56,5 +59,22 @@ describe('import graph', () => {
     const importers = imports.filter(({ specifiers }) => specifiers.some((s) => s.startsWith('@trpc/server'))).map(({ file }) => folderOf(file));
     expect(importers.length).toBeGreaterThan(0);
     expect(importers.filter((folder) => !['trpc', 'api', 'console', 'assembly'].includes(folder))).toEqual([]);
+  });
+
+  it('lets app/ take only types from server/, and shared/ nothing from outside it', () => {
+    const crossings: string[] = [];
+    for (const file of sourceFiles(APP)) {
+      for (const match of readFileSync(file, 'utf8').matchAll(/^import\s+(type\s+)?[^;]*?from\s+'(\.[^']+)'/gms)) {
+        const target = resolveImport(file, match[2]!);
+        if (target?.startsWith(SERVER) && match[1] === undefined) crossings.push(`${path.relative(ROOT, file)} -> ${match[2]}`);
+      }
+    }
+    for (const file of sourceFiles(SHARED)) {
+      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)) {
+        const target = specifier!.startsWith('.') ? resolveImport(file, specifier!) : null;
+        if (target === null || !target.startsWith(SHARED)) crossings.push(`${path.relative(ROOT, file)} -> ${specifier}`);
+      }
+    }
+    expect(crossings).toEqual([]);
   });
 });

@@ -1,17 +1,59 @@
 'use client';
 
-import { Badge, Code, Group, Paper, Stack, Text, Title } from '@mantine/core';
+import { Badge, Code, Group, List, Paper, Stack, Text, Title } from '@mantine/core';
+import { kindInWords, timeoutInWords, type AnswerableEscalation } from './escalation-kind';
 import { RelativeTime } from './relative-time';
 import { StatusBadge } from './status-badge';
 import { StepTimeline, type TimelineStep } from './step-timeline';
 
 export type EscalationSummaryData = {
-  escalation: { id: string; reason: string; kind: string; status: string; created_at: string; expires_at: string; answer: unknown; resolved_by: string | null };
+  escalation: AnswerableEscalation & { id: string; reason: string; status: string; created_at: string; answer: unknown; resolved_by: string | null };
   organization: { name: string };
   task: { id: string; prompt: string; status: string; result: unknown };
   steps: TimelineStep[];
 };
 
+/** The expiry as an absolute time in the reader's zone, e.g. "23 Nov 2026, 15:25 UTC". */
+function absoluteTime(at: string): string {
+  return new Date(at).toLocaleString('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+}
+
+/**
+ * What answer the escalation needs (its kind in words, the options or the fields) and until
+ * when: the expiry relative and absolute, and what happens if nobody answers by then.
+ */
+function AnswerNeeded({ escalation }: { escalation: EscalationSummaryData['escalation'] }) {
+  return (
+    <Stack gap={6} mt="sm" data-testid="answer-needed">
+      <Text size="sm" fw={600} data-testid="escalation-kind">
+        {kindInWords(escalation)}
+      </Text>
+      {escalation.options !== null && (
+        <List size="sm" aria-label="Options" data-testid="escalation-options">
+          {escalation.options.map((option) => (
+            <List.Item key={option}>{option}</List.Item>
+          ))}
+        </List>
+      )}
+      {escalation.fields !== null && (
+        <List size="sm" aria-label="Fields" data-testid="escalation-fields">
+          {escalation.fields.map((field) => (
+            <List.Item key={field.name}>
+              {field.name}
+              {field.secret ? ' (secret)' : ''}
+            </List.Item>
+          ))}
+        </List>
+      )}
+      {escalation.status === 'pending' && (
+        <Text size="sm" data-testid="escalation-expiry">
+          Answer by {absoluteTime(escalation.expires_at)} (<RelativeTime at={escalation.expires_at} />
+          ). If nobody answers by then, {timeoutInWords(escalation.on_timeout)}.
+        </Text>
+      )}
+    </Stack>
+  );
+}
 
 /** The question, the task's prompt and status (with its result once it ends), and its step timeline. */
 export function EscalationSummary({ data }: { data: EscalationSummaryData }) {
@@ -31,9 +73,10 @@ export function EscalationSummary({ data }: { data: EscalationSummaryData }) {
             <StatusBadge status={escalation.status} />
           </span>
           <Text size="sm" c="dimmed">
-            {data.organization.name} · asked <RelativeTime at={escalation.created_at} /> · expires <RelativeTime at={escalation.expires_at} />
+            {data.organization.name} · asked <RelativeTime at={escalation.created_at} />
           </Text>
         </Group>
+        <AnswerNeeded escalation={escalation} />
       </Paper>
       <Paper withBorder radius="md" p="md">
         <Group justify="space-between">

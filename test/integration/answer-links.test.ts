@@ -100,10 +100,10 @@ interface Parked {
 }
 
 /** A task that opens /echo, asks a human, then returns what #echo shows; with its delivery's answer_url. */
-async function park(question: string, then = 'return the text of "#echo"'): Promise<Parked> {
+async function park(question: string, then = 'return the text of "#echo"', ask = `ask a human "${question}"`): Promise<Parked> {
   const device = await devices.create(tenant.spaceId);
   const before = receiver.received.length;
-  const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/echo')} then ask a human "${question}" then ${then}` });
+  const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/echo')} then ${ask} then ${then}` });
   expect(submitted.status).toBe(202);
   await waitForTaskEnd(api, submitted.body.id, 20_000, ['needs_human']);
   const [received] = (await receiver.waitFor(before + 1)).slice(before);
@@ -186,6 +186,22 @@ describe('answer_url', () => {
     // Answered: the page's access and the link are refused, saying so.
     expect(await failure(page.answerLink.query({ escalation_id: parked.escalationId }))).toEqual({ status: 410, code: 'escalation_closed', message: 'This escalation was already answered.' });
     expect(await failure(client().openAnswerLink.mutate({ escalation_id: parked.escalationId, secret: parked.secret }))).toMatchObject({ status: 410, code: 'escalation_closed' });
+  });
+
+  it('shows the kind and options, and takes a typed answer checked against answer_schema', async () => {
+    const parked = await park('', 'return the title', 'ask a human to choose between "Blue" and "Red"');
+    const page = await open(parked);
+    const view = await page.answerLink.query({ escalation_id: parked.escalationId });
+    expect(view.escalation).toMatchObject({ kind: 'choice', options: ['Blue', 'Red'], multiple: false, fields: null, on_timeout: 'fail', answer_schema: { type: 'string', enum: ['Blue', 'Red'] } });
+    expect(Date.parse(view.escalation.expires_at)).toBeGreaterThan(Date.now());
+    // Not an option: refused naming the answer, and the escalation stays open.
+    expect(await failure(page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: 'Green', cleared: true }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'answer' });
+    expect(await failure(page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: ['Blue'], cleared: true }))).toMatchObject({ status: 400, param: 'answer' });
+    expect((await page.answerLink.query({ escalation_id: parked.escalationId })).escalation.status).toBe('pending');
+    expect(await page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: 'Red', cleared: true })).toMatchObject({ applied: true, status: 'resolved' });
+    expect(await waitForTaskEnd(api, parked.task, 20_000)).toMatchObject({ status: 'succeeded' });
+    const [row] = await test.service.services.db.select().from(escalations).where(eq(escalations.id, parsePublicId('escalation', parked.escalationId)!));
+    expect(row!.answer).toBe('Red');
   });
 
   it("refuses a wrong secret, another escalation's secret and a missing access token with one 401", async () => {

@@ -97,6 +97,15 @@ export function AnswerPage() {
         <Grid gap="md">
           <Grid.Col span={{ base: 12, lg: 7 }}>
             <Stack gap="md">
+              <AnswerForm
+                escalation={phase.view.escalation}
+                onAnswer={async (answer, cleared) => {
+                  const result = await api.answerLinkAnswer.mutate({ escalation_id: id, answer, cleared });
+                  sessionStorage.removeItem(accessKey(id));
+                  // A confirmation answered No stops the task, like an answer that says the wall is still up.
+                  setPhase({ state: 'answered', resumed: result.applied && cleared && answer !== false });
+                }}
+              />
               {phase.view.device.status === 'active' && (
                 <DeviceLivePanel
                   label="Live view of the device"
@@ -107,13 +116,6 @@ export function AnswerPage() {
                   onChanged={load}
                 />
               )}
-              <AnswerForm
-                onAnswer={async (answer, cleared) => {
-                  const result = await api.answerLinkAnswer.mutate({ escalation_id: id, answer, cleared });
-                  sessionStorage.removeItem(accessKey(id));
-                  setPhase({ state: 'answered', resumed: result.applied && cleared });
-                }}
-              />
             </Stack>
           </Grid.Col>
           <Grid.Col span={{ base: 12, lg: 5 }}>

@@ -5,7 +5,7 @@ import { sessions, tasks } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { EscalationDetailSchema, escalationDetail } from '../escalations/escalation-detail';
 import type { EscalationRow } from '../escalations/escalation-resource';
-import { resolveEscalation, type ResolveEscalationResult } from '../escalations/resolve-escalation';
+import { resolveEscalation, type ResolveEscalationBody, type ResolveEscalationResult } from '../escalations/resolve-escalation';
 import { parsePublicId, toPublicId } from '../ids';
 import { clampTtlSecs, mintSession } from '../sessions/mint-session';
 import type { MintedSession } from '../sessions/session-resource';
@@ -107,7 +107,7 @@ export async function answerAsAnswerLink(
   deps: SessionOperationDeps,
   row: EscalationRow,
   requestId: string,
-  answer: { answer: string; cleared: boolean },
+  answer: { answer: NonNullable<ResolveEscalationBody['answer']>; cleared: boolean },
 ): Promise<ResolveEscalationResult> {
   const result = await resolveEscalation(
     deps,

@@ -7,7 +7,7 @@ import { parsePublicId, toPublicId } from '../ids';
 import type { Principal } from '../keys/principal';
 import { assertSpaceAccess } from '../spaces/space-access';
 import { iso, isoOrNull } from '../time';
-import { answerSchemaOf } from './answer-schema';
+import { answerSchemaOf } from '../../../shared/answer-schema';
 
 /** What a GET shows in place of each credentials value: the value itself is never stored in clear. */
 export const REDACTED = '********';

@@ -13,7 +13,7 @@ import type { TaskRow } from '../tasks/task-resource';
 import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
 import { toEscalationResource, type EscalationRow } from './escalation-resource';
 import { matchesEscalationToken } from './escalation-token';
-import { checkAnswer } from './answer-schema';
+import { checkAnswer } from '../../../shared/answer-schema';
 import { sealCredentials, type Credentials } from './credential-seal';
 import { humanAnswerNote } from './human-answer-note';
 

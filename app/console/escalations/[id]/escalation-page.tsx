@@ -67,6 +67,15 @@ export function EscalationPage() {
       <Grid gap="md">
         <Grid.Col span={{ base: 12, lg: 7 }}>
           <Stack gap="md">
+            {pending && (
+              <AnswerForm
+                escalation={escalation}
+                onAnswer={async (answer, cleared) => {
+                  await consoleApi.answerEscalation.mutate({ id: escalation.id, answer, cleared });
+                  reload();
+                }}
+              />
+            )}
             {device.status === 'active' ? (
               <DeviceLivePanel
                 label={`Live view of ${device.name || device.id}`}
@@ -80,14 +89,6 @@ export function EscalationPage() {
               <Alert color="gray" title="No live view">
                 The device is {device.status}.
               </Alert>
-            )}
-            {pending && (
-              <AnswerForm
-                onAnswer={async (answer, cleared) => {
-                  await consoleApi.answerEscalation.mutate({ id: escalation.id, answer, cleared });
-                  reload();
-                }}
-              />
             )}
           </Stack>
         </Grid.Col>
