@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning } from '../../server/browser/chromium-process';
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
@@ -60,11 +60,19 @@ async function warmPoolFull(): Promise<string[]> {
   return warmIds();
 }
 
+/** Devices the current test created, deleted after it (again) so a failed test does not fill the host for the next. */
+const createdDevices: Array<{ client: ApiCall; id: string }> = [];
+
+afterEach(async () => {
+  for (const { client, id } of createdDevices.splice(0)) await client('DELETE', `/v1/devices/${id}`);
+});
+
 async function createDevice(client = api, spaceId = tenant.spaceId): Promise<{ id: string; uuid: string; ms: number }> {
   const started = performance.now();
   const created = await client('POST', '/v1/devices', { space_id: spaceId });
   const ms = performance.now() - started;
   expect(created.status).toBe(201);
+  createdDevices.push({ client, id: created.body.id });
   return { id: created.body.id, uuid: parsePublicId('device', created.body.id)!, ms };
 }
 
@@ -134,20 +142,26 @@ describe('capacity', () => {
     await warmPoolFull();
     const asleep = await createDevice();
     expect((await api('POST', `/v1/devices/${asleep.id}/sleep`)).status).toBe(202);
-    await warmPoolFull();
+    const beforeCreate = await warmPoolFull();
     const running = await createDevice();
+    expect(beforeCreate).toContain(running.uuid);
     // One device and two warm browsers fill the host's three slots.
-    await warmPoolFull();
+    const afterRefill = await warmPoolFull();
     expect(test.service.services.browserPool.size).toBe(3);
 
-    // Waking the sleeping device needs a slot: a warm browser gives way.
-    const [evictedCandidate] = (await warmIds()).slice(-1);
+    // Waking the sleeping device needs a slot: the newest warm browser, the refill that
+    // followed the last create, gives way. (Which one is newest is known from the
+    // launches, not from the markers' listing: readdir lists them in hash order.)
+    const newest = afterRefill.filter((id) => !beforeCreate.includes(id));
+    expect(newest).toHaveLength(1);
+    const older = afterRefill.filter((id) => id !== newest[0]);
     const woken = await api('POST', `/v1/devices/${asleep.id}/wake`);
     expect(woken.status).toBe(202);
     expect(woken.body.status).toBe('active');
     expect(test.service.services.browserPool.size).toBe(3);
-    expect(await warmIds()).toHaveLength(1);
-    expect(existsSync(path.join(profilesRoot(), evictedCandidate!))).toBe(false);
+    expect(await warmIds()).toEqual(older);
+    expect(existsSync(path.join(profilesRoot(), newest[0]!))).toBe(false);
+    expect(existsSync(path.join(profilesRoot(), older[0]!))).toBe(true);
 
     // The last warm browser serves the next create; then the host is full of devices.
     const third = await createDevice();
