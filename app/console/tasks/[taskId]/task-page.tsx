@@ -68,9 +68,6 @@ export function TaskPage({ taskId }: { taskId: string }) {
                 {task.prompt}
               </Text>
             </SectionCard>
-            <SectionCard title="Recording">
-              <Recording url={recordingUrl} live={live} />
-            </SectionCard>
             <SectionCard title="Steps" description={`${steps.length} recorded, in order.`}>
               <StepTimeline steps={steps} />
             </SectionCard>
@@ -80,6 +77,9 @@ export function TaskPage({ taskId }: { taskId: string }) {
           <Stack gap="md">
             <SectionCard title="Result">
               <Result task={task} />
+            </SectionCard>
+            <SectionCard title="Recording">
+              <Recording url={recordingUrl} live={live} />
             </SectionCard>
             <SectionCard title="Details">
               <Table variant="vertical" verticalSpacing={6} aria-label="Task details">
