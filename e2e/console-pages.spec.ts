@@ -10,7 +10,7 @@ import { admin } from './admin-cli';
 // and photographed for the README: the organizations list with 1,000 organizations
 // (paged, searched), an organization's page (usage, settings, Spaces, devices, tasks, API
 // keys, audit log) where the operator edits the escalation URL and sleeps and wakes a
-// device, and a task's page with its step timeline.
+// device, and a task's page with its step timeline, step screenshots and recording.
 
 test.use({ viewport: CONSOLE_VIEWPORT });
 
@@ -141,6 +141,18 @@ test('an organization’s page: escalation URL edited, device slept and woken, k
   const steps = page.getByRole('region', { name: 'Steps' });
   await expect(steps.getByText(siteUrl).first()).toBeVisible();
   await expect(steps.getByText('action', { exact: true }).first()).toBeVisible();
+  // Each step's screenshot, loaded by the <img> with the sign-in cookie alone (the console's
+  // byte route), and a link that opens it full size.
+  const thumbnail = steps.getByTestId('step-screenshot').first();
+  await thumbnail.scrollIntoViewIfNeeded();
+  await expect.poll(() => thumbnail.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth), { timeout: 10_000 }).toBeGreaterThan(0);
+  const full = steps.getByRole('link', { name: /Screenshot of the page after step \d+, full size/ }).first();
+  await expect(full).toHaveAttribute('href', new RegExp(`^/console/artifacts/tasks/${task.id}/steps/\\d+/screenshot$`));
+  // The finished task's recording: the <video> reads its metadata through the same door.
+  const recording = page.getByRole('region', { name: 'Recording' }).getByTestId('task-recording');
+  await expect.poll(() => recording.evaluate((video: HTMLVideoElement) => video.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
+  expect(await recording.evaluate((video: HTMLVideoElement) => video.videoWidth)).toBeGreaterThan(0);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await expectNoSeriousViolations(page);
   await screenshot(page, 'task');
 

@@ -65,8 +65,20 @@ export function StepTimeline({ steps }: { steps: TimelineStep[] }) {
             </Text>
           )}
           {step.screenshot_url != null && (
-            <Anchor href={step.screenshot_url} target="_blank" rel="noreferrer noopener" aria-label={`Screenshot of step ${step.seq}`}>
-              <Image src={step.screenshot_url} alt={`Page after step ${step.seq}`} w={240} h={150} fit="cover" radius="sm" mt="xs" style={{ border: '1px solid var(--mantine-color-gray-3)' }} />
+            // The thumbnail is the full image scaled down; the link opens it full size in a
+            // new tab (a focusable link: Enter opens it). Lazy: a long timeline loads what is seen.
+            <Anchor href={step.screenshot_url} target="_blank" rel="noopener" display="inline-block" mt="xs" aria-label={`Screenshot of the page after step ${step.seq}, full size (opens in a new tab)`}>
+              <Image
+                src={step.screenshot_url}
+                alt=""
+                loading="lazy"
+                w={240}
+                h={150}
+                fit="cover"
+                radius="sm"
+                data-testid="step-screenshot"
+                style={{ border: '1px solid var(--mantine-color-gray-3)' }}
+              />
             </Anchor>
           )}
         </Timeline.Item>

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseApiKey, maskApiKey } from '../domain/keys/api-key-format';
 import { ApiError } from '../core/errors';
+import { CONSOLE_ARTIFACTS_PREFIX } from '../console/console-artifact-urls';
+import { createConsoleArtifactsHandler } from '../console/console-artifacts';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
 import type { Logger } from '../core/log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
@@ -35,6 +37,7 @@ export type Readiness = { ok: true } | { ok: false; reason: 'starting_or_stoppin
 export function createRequestRouter(options: RequestRouterOptions) {
   const handleV1 = createV1Handler(options.services, options.rawRoutes);
   const handleConsoleApi = createConsoleHandler(options.services);
+  const handleConsoleArtifact = createConsoleArtifactsHandler(options.services);
   // Access lines are built only from fields that hold no secret (a key shows only its id),
   // so they skip the logger's redaction pass, which cost as much as writing the line.
   const accessLog = options.services.log.child({}, { redact: [] });
@@ -76,6 +79,8 @@ export function createRequestRouter(options: RequestRouterOptions) {
 
     // The console's API is served with or without the console pages (tests call it directly).
     if (path.startsWith(CONSOLE_API_PREFIX)) return handleConsoleApi(req, res, requestId);
+    // Its byte routes too: screenshots and recordings for the signed-in operator's <img> and <video>.
+    if (path.startsWith(CONSOLE_ARTIFACTS_PREFIX)) return handleConsoleArtifact(req, res, requestId);
     if (options.console !== null) return options.console(req, res);
     const error = new ApiError('not_found');
     return sendJson(res, error.status, error.toBody(requestId));

@@ -149,6 +149,8 @@ describe('answer_url', () => {
     expect(view.task.status).toBe('needs_human');
     expect(view.steps.length).toBeGreaterThan(0);
     expect(view.steps.some((step) => step.url === pages.url('/echo'))).toBe(true);
+    // Step screenshots are the console's, not an answer link's (answer-link-actions.ts says why).
+    expect(view.steps.map((step) => step.screenshot_url)).toEqual(view.steps.map(() => null));
     expect(view.may_take_over).toBe(true);
 
     // Watching mints a watch session of the escalation's device, audited as the link's.

@@ -1,12 +1,10 @@
-import { ApiError } from '../../core/errors';
-import { latestReadyRecording } from '../../domain/recordings/recording-rows';
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
 import { authorizeRequest } from '../../http/authorize';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
-import { sendObject } from '../../http/send-object';
 import type { Services } from '../../services/services';
 import { sendErrorResponse } from '../../trpc/send-error';
+import { sendTaskRecording } from './task-artifact-bytes';
 
 /**
  * GET /v1/tasks/{id}/recording: the video of the task's latest run (MP4), with `Range`.
@@ -21,10 +19,7 @@ export function taskRecordingRoute(services: Services): RawRoute {
       try {
         const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
         const task = await loadTaskForCaller(services.db, principal, decodePathSegment(params[0]!));
-        const recording = await latestReadyRecording(services.db, 'task', task.id);
-        if (recording === null || recording.sizeBytes === null) throw new ApiError('recording_not_found');
-        const sent = await sendObject(services.store, req, res, { key: recording.objectKey, size: recording.sizeBytes, contentType: recording.contentType });
-        if (!sent) throw new ApiError('recording_not_found');
+        await sendTaskRecording(services, req, res, task.id);
       } catch (error) {
         sendErrorResponse(services.log, res, requestId, error);
       }

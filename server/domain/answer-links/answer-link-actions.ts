@@ -4,6 +4,7 @@ import type { Db } from '../../../db/client';
 import { sessions, tasks } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { EscalationDetailSchema, escalationDetail } from '../escalations/escalation-detail';
+import { noStepScreenshots } from '../tasks/task-steps';
 import type { EscalationRow } from '../escalations/escalation-resource';
 import { resolveEscalation, type ResolveEscalationBody, type ResolveEscalationResult } from '../escalations/resolve-escalation';
 import { parsePublicId, toPublicId } from '../ids';
@@ -40,10 +41,13 @@ export const HIDDEN_ANSWER_NOTE = '(an earlier answer, not shown on answer links
 /**
  * The escalation as its answer page shows it. The task's earlier answers (its
  * `human_answer` steps) are not shown: an answer may be a password someone else gave,
- * and the link may have been forwarded; operators in the console see them.
+ * and the link may have been forwarded; operators in the console see them. Nor are the
+ * steps' screenshots, for the same reason: a screenshot of a past step may show what was
+ * typed into an earlier form or a page the task has left, and the person answering sees
+ * the device's page as it is now in the live view; `screenshot_url` is null.
  */
 export async function answerLinkView(db: Db, row: EscalationRow): Promise<AnswerLinkView> {
-  const [detail, allowed] = await Promise.all([escalationDetail(db, row), mayTakeOver(db, row)]);
+  const [detail, allowed] = await Promise.all([escalationDetail(db, row, noStepScreenshots), mayTakeOver(db, row)]);
   const steps = detail.steps.map((step) => (step.action === 'human_answer' ? { ...step, note: HIDDEN_ANSWER_NOTE } : step));
   return { ...detail, steps, may_take_over: allowed };
 }

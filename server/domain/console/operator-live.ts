@@ -10,6 +10,7 @@ import { mintSession } from '../sessions/mint-session';
 import { MintedSessionSchema, type MintedSession } from '../sessions/session-resource';
 import { release, revokeSession, takeOver, type ReleaseResult, type SessionOperationDeps } from '../sessions/session-operations';
 import { TaskSchema, toTaskResource } from '../tasks/task-resource';
+import type { StepScreenshotUrls } from '../tasks/task-steps';
 import type { Operator } from './operator-accounts';
 import { isOperatorMinter, operatorPrincipal } from './operator-principal';
 
@@ -36,11 +37,11 @@ export const OperatorDeviceViewSchema = z.object({
 export type OperatorDeviceView = z.infer<typeof OperatorDeviceViewSchema>;
 
 /** An escalation of any organization with what answering it needs; 404 escalation_not_found. */
-export async function escalationForOperator(db: Db, publicId: string): Promise<EscalationDetail> {
+export async function escalationForOperator(db: Db, screenshotUrls: StepScreenshotUrls, publicId: string): Promise<EscalationDetail> {
   const id = parsePublicId('escalation', publicId);
   const [row] = id === null ? [] : await db.select().from(escalations).where(eq(escalations.id, id));
   if (row === undefined) throw new ApiError('escalation_not_found');
-  return escalationDetail(db, row);
+  return escalationDetail(db, row, screenshotUrls);
 }
 
 /** A device of any organization: status, current task, the escalation it waits on; 404 device_not_found. */

@@ -79,5 +79,7 @@ export const OperatorTaskViewSchema = z.object({
   device: z.object({ id: z.string(), name: z.string(), status: DeviceStatusSchema }),
   steps: z.array(TaskStepSchema),
   escalations: z.array(EscalationSchema),
+  /** The console's route to the video of the task's latest run; null while no run's recording is finished. */
+  recording_url: z.string().nullable(),
 });
 export type OperatorTaskView = z.infer<typeof OperatorTaskViewSchema>;

@@ -4,9 +4,10 @@ import { devices, escalations, organizations, spaces, tasks } from '../../../db/
 import { ApiError } from '../../core/errors';
 import { toDeviceResource } from '../devices/device-resource';
 import { toEscalationResource } from '../escalations/escalation-resource';
-import { isUuid, parsePublicId } from '../ids';
+import { isUuid, parsePublicId, toPublicId } from '../ids';
+import { latestReadyRecording } from '../recordings/recording-rows';
 import { toTaskResource } from '../tasks/task-resource';
-import { stepsAfter } from '../tasks/task-steps';
+import { stepsAfter, type StepScreenshotUrls } from '../tasks/task-steps';
 import type { OperatorDevice, OperatorTask, OperatorTaskView } from './operator-view-schemas';
 
 // What an organization's page and a task's page show an operator: devices, recent tasks,
@@ -49,12 +50,28 @@ export async function recentTasks(db: Db, orgId: string): Promise<OperatorTask[]
   return rows.map((row) => ({ ...toTaskResource(row.task), device_name: row.device }));
 }
 
+/** Where the reader of a task view fetches its bytes (the console: its cookie routes). */
+export interface TaskArtifactUrls {
+  stepScreenshot: StepScreenshotUrls;
+  /** The task's latest finished recording. */
+  recording: (taskPublicId: string) => string;
+}
+
+/** The internal id of a task of any organization (an operator reads them all); 404 task_not_found for a malformed or unknown id. */
+export async function operatorTaskId(db: Db, publicId: string): Promise<string> {
+  const id = parsePublicId('task', publicId);
+  const [row] = id === null ? [] : await db.select({ id: tasks.id }).from(tasks).where(eq(tasks.id, id));
+  if (row === undefined) throw new ApiError('task_not_found');
+  return row.id;
+}
+
 /**
  * A task of any organization, as its console page shows it: the task, its organization
- * and device, its steps in order, and its escalations. 404 task_not_found for a
+ * and device, its steps in order, its escalations, and where its latest finished
+ * recording is (null while there is none). 404 task_not_found for a
  * malformed or unknown id.
  */
-export async function operatorTaskView(db: Db, publicUrl: string, publicId: string): Promise<OperatorTaskView> {
+export async function operatorTaskView(db: Db, urls: TaskArtifactUrls, publicId: string): Promise<OperatorTaskView> {
   const id = parsePublicId('task', publicId);
   const [row] =
     id === null
@@ -66,9 +83,10 @@ export async function operatorTaskView(db: Db, publicUrl: string, publicId: stri
           .innerJoin(devices, eq(devices.id, tasks.deviceId))
           .where(eq(tasks.id, id));
   if (row === undefined) throw new ApiError('task_not_found');
-  const [steps, escalationRows] = await Promise.all([
-    stepsAfter(db, publicUrl, row.task.id, 0, STEP_LIMIT),
+  const [steps, escalationRows, recording] = await Promise.all([
+    stepsAfter(db, urls.stepScreenshot, row.task.id, 0, STEP_LIMIT),
     db.select().from(escalations).where(eq(escalations.taskId, row.task.id)).orderBy(asc(escalations.createdAt)),
+    latestReadyRecording(db, 'task', row.task.id),
   ]);
   return {
     task: toTaskResource(row.task),
@@ -76,5 +94,6 @@ export async function operatorTaskView(db: Db, publicUrl: string, publicId: stri
     device: { id: toDeviceResource(row.device).id, name: row.device.name, status: row.device.status },
     steps,
     escalations: escalationRows.map(toEscalationResource),
+    recording_url: recording === null ? null : urls.recording(toPublicId('task', row.task.id)),
   };
 }

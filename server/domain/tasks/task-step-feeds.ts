@@ -3,7 +3,7 @@ import { SingleFlight } from '../single-flight';
 import { getTaskIfTerminal } from './load-task';
 import type { Task } from './task-resource';
 import type { TaskChange, TaskChannel } from '../channels/task-channel';
-import { stepsAfter, type TaskStep } from './task-steps';
+import { stepsAfter, v1StepScreenshotUrls, type TaskStep } from './task-steps';
 
 const STEP_BATCH = 500;
 
@@ -108,7 +108,7 @@ class TaskFeed {
     const terminal = readStatus ? await getTaskIfTerminal(this.db, this.taskId) : null;
     let from = Math.min(...audience.map((subscription) => subscription.lastSeq));
     for (;;) {
-      const steps = await stepsAfter(this.db, this.publicUrl, this.taskId, from, STEP_BATCH);
+      const steps = await stepsAfter(this.db, v1StepScreenshotUrls(this.publicUrl), this.taskId, from, STEP_BATCH);
       for (const subscription of audience) this.#handOver(subscription, steps);
       if (steps.length < STEP_BATCH) break;
       from = steps.at(-1)!.seq;

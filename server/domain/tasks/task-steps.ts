@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db, DbOrTx } from '../../../db/client';
 import { stepTypes, tasks, taskSteps } from '../../../db/schema';
@@ -16,7 +16,10 @@ export const TaskStepSchema = z.object({
   url: z.string().nullable(),
   title: z.string().nullable(),
   note: z.string().nullable(),
-  /** GET /v1/tasks/{id}/steps/{seq}/screenshot, absolute; null when the step has no screenshot. */
+  /**
+   * Where this reader fetches the step's screenshot (StepScreenshotUrls): on /v1, GET
+   * /v1/tasks/{id}/steps/{seq}/screenshot, absolute; null when the step has no screenshot.
+   */
   screenshot_url: z.string().nullable(),
   created_at: z.string(),
 });
@@ -29,33 +32,51 @@ export function stepScreenshotKey(taskId: string, seq: number): string {
   return `tasks/${taskId}/steps/${seq}.jpg`;
 }
 
-export function stepScreenshotUrl(publicUrl: string, taskId: string, seq: number): string {
-  return `${publicUrl}/v1/tasks/${toPublicId('task', taskId)}/steps/${seq}/screenshot`;
+/**
+ * Where a reader of steps fetches a step's screenshot, by the task's public id and the
+ * step's seq: each door to the steps has its own byte route (an API key's /v1 route, the
+ * console's cookie route), and null where the reader is not shown screenshots.
+ */
+export type StepScreenshotUrls = (taskPublicId: string, seq: number) => string | null;
+
+/** The /v1 route, absolute: what the event stream, MCP and the API's readers are given. */
+export function v1StepScreenshotUrls(publicUrl: string): StepScreenshotUrls {
+  return (taskPublicId, seq) => `${publicUrl}/v1/tasks/${taskPublicId}/steps/${seq}/screenshot`;
 }
 
-function toStep(row: StepRow, publicUrl: string): TaskStep {
+/** No screenshot links (a reader who is shown the steps' text only). */
+export const noStepScreenshots: StepScreenshotUrls = () => null;
+
+function toStep(row: StepRow, screenshotUrls: StepScreenshotUrls): TaskStep {
+  const taskPublicId = toPublicId('task', row.taskId);
   return {
     seq: row.seq,
-    task_id: toPublicId('task', row.taskId),
+    task_id: taskPublicId,
     type: row.type,
     action: row.action,
     url: row.url,
     title: row.title,
     note: row.note,
-    screenshot_url: row.screenshotKey === null ? null : stepScreenshotUrl(publicUrl, row.taskId, row.seq),
+    screenshot_url: row.screenshotKey === null ? null : screenshotUrls(taskPublicId, row.seq),
     created_at: iso(row.createdAt),
   };
 }
 
 /** Steps with seq greater than `afterSeq`, in order, at most `limit`. */
-export async function stepsAfter(db: DbOrTx, publicUrl: string, taskId: string, afterSeq: number, limit: number): Promise<TaskStep[]> {
+export async function stepsAfter(db: DbOrTx, screenshotUrls: StepScreenshotUrls, taskId: string, afterSeq: number, limit: number): Promise<TaskStep[]> {
   const rows = await db
     .select()
     .from(taskSteps)
     .where(and(eq(taskSteps.taskId, taskId), gt(taskSteps.seq, afterSeq)))
     .orderBy(asc(taskSteps.seq))
     .limit(limit);
-  return rows.map((row) => toStep(row, publicUrl));
+  return rows.map((row) => toStep(row, screenshotUrls));
+}
+
+/** The task's latest `limit` steps, in order (the timeline a person answering is shown). */
+export async function latestSteps(db: DbOrTx, screenshotUrls: StepScreenshotUrls, taskId: string, limit: number): Promise<TaskStep[]> {
+  const rows = await db.select().from(taskSteps).where(eq(taskSteps.taskId, taskId)).orderBy(desc(taskSteps.seq)).limit(limit);
+  return rows.reverse().map((row) => toStep(row, screenshotUrls));
 }
 
 /** Every recorded step of a task, in order: the history a resumed run starts from. */

@@ -29,7 +29,7 @@ export function TaskPage({ taskId }: { taskId: string }) {
   if (view.data === undefined) {
     return view.error !== null ? <ErrorAlert message={view.error} onRetry={view.reload} /> : <Loading label="Loading the task…" />;
   }
-  const { task, organization, device, steps, escalations } = view.data;
+  const { task, organization, device, steps, escalations, recording_url: recordingUrl } = view.data;
 
   return (
     <>
@@ -77,6 +77,9 @@ export function TaskPage({ taskId }: { taskId: string }) {
           <Stack gap="md">
             <SectionCard title="Result">
               <Result task={task} />
+            </SectionCard>
+            <SectionCard title="Recording">
+              <Recording url={recordingUrl} live={live} />
             </SectionCard>
             <SectionCard title="Details">
               <Table variant="vertical" verticalSpacing={6} aria-label="Task details">
@@ -139,6 +142,21 @@ export function TaskPage({ taskId }: { taskId: string }) {
         </Grid.Col>
       </Grid>
     </>
+  );
+}
+
+/** The video of the task's latest run, seekable (the route serves ranges); a plain sentence while there is none. */
+function Recording({ url, live }: { url: string | null; live: boolean }) {
+  if (url === null) {
+    return (
+      <Text size="sm" c="dimmed" data-testid="no-recording">
+        {live ? 'The recording of this run appears here when it ends.' : 'This task has no recording.'}
+      </Text>
+    );
+  }
+  return (
+    // No captions: the video is a silent screen capture of the steps listed beside it.
+    <video controls preload="metadata" src={url} aria-label="Recording of the task's latest run" data-testid="task-recording" style={{ width: '100%', borderRadius: 'var(--mantine-radius-sm)', background: 'var(--mantine-color-dark-7)' }} />
   );
 }
 

@@ -1,0 +1,64 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendStepScreenshot, sendTaskRecording } from '../api/tasks/task-artifact-bytes';
+import { ApiError } from '../core/errors';
+import { operatorTaskId } from '../domain/console/organization-activity';
+import { signedInOperator } from '../domain/console/console-sessions';
+import { decodePathSegment } from '../http/path-segment';
+import type { Services } from '../services/services';
+import { sendErrorResponse } from '../trpc/send-error';
+import { CONSOLE_ARTIFACTS_PREFIX } from './console-artifact-urls';
+import { readConsoleCookie } from './console-cookie';
+
+const STEP_SCREENSHOT = /^tasks\/([^/]+)\/steps\/([^/]+)\/screenshot\/?$/;
+const RECORDING = /^tasks\/([^/]+)\/recording\/?$/;
+
+/**
+ * Fetch metadata values (Sec-Fetch-Site) of requests the console's own pages make: an
+ * <img> or <video> of a console page (`same-origin`), and a screenshot opened in a new
+ * tab or typed in (`same-origin`, `none`). Browsers without fetch metadata send none.
+ */
+const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none']);
+
+/**
+ * The console's byte routes: a task's step screenshots and its recording for the signed-in
+ * operator, so a console page can show them in <img> and <video>, which cannot send an
+ * API key or the console's CSRF header (x-svc-console). Why the cookie alone is safe here:
+ * - GET and HEAD only (405 otherwise), and they change nothing: the CSRF header guards the
+ *   console API's changes, and a request that changes nothing needs no CSRF defence.
+ * - The cookie is SameSite=Strict: no page of another site makes the browser send it.
+ *   A sibling site (another subdomain) would, so a request whose Sec-Fetch-Site is
+ *   `same-site` or `cross-site` is refused (403 console_header_required) before anything is
+ *   read.
+ * - Answers carry Cross-Origin-Resource-Policy: same-origin, so no other origin's page may
+ *   embed the bytes even where a browser sent the cookie, and nosniff (sendObject).
+ * Then the same checks as the console procedures: the address's failed-authentication
+ * throttle (429), the sign-in cookie's operator (401 console_sign_in_required), the task of
+ * any organization (operators read them all; 404 task_not_found), and the bytes sent the
+ * one way the /v1 routes send them (task-artifact-bytes.ts: Range, 206, 416, 404).
+ */
+export function createConsoleArtifactsHandler(services: Services): (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void> {
+  return async function handleConsoleArtifact(req, res, requestId) {
+    try {
+      res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw new ApiError('method_not_allowed', { headers: { Allow: 'GET, HEAD' } });
+      const site = req.headers['sec-fetch-site'];
+      if (site !== undefined && !ALLOWED_FETCH_SITES.has(site)) throw new ApiError('console_header_required');
+      await services.authThrottle.refuseIfBlocked(req);
+      await signedInOperator(services.db, readConsoleCookie(req));
+      const path = (req.url ?? '').split('?', 1)[0]!.slice(CONSOLE_ARTIFACTS_PREFIX.length);
+      const screenshot = STEP_SCREENSHOT.exec(path);
+      if (screenshot !== null) {
+        const taskId = await operatorTaskId(services.db, decodePathSegment(screenshot[1]!));
+        return await sendStepScreenshot(services, req, res, taskId, screenshot[2]!);
+      }
+      const recording = RECORDING.exec(path);
+      if (recording !== null) {
+        const taskId = await operatorTaskId(services.db, decodePathSegment(recording[1]!));
+        return await sendTaskRecording(services, req, res, taskId);
+      }
+      throw new ApiError('not_found');
+    } catch (error) {
+      sendErrorResponse(services.log, res, requestId, error);
+    }
+  };
+}
