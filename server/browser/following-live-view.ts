@@ -6,7 +6,7 @@ import { ActionError, type LiveFrame, type LiveInput, type LiveView } from './ty
  * A live view of the page of `context` opened last and still open: what a CDP client
  * drives (Puppeteer's `newPage()`, Playwright's `context.newPage()` open a page of their
  * own beside the agent's). It moves to each page that opens, and back to the newest one
- * left when the page it shows closes; frames come from one screencast at a time
+ * left when the page it shows closes (pages in the order the browser reported them); frames come from one screencast at a time
  * (live-view.ts). Without any open page it shows nothing until one opens.
  */
 export async function openFollowingLiveView(context: BrowserContext): Promise<LiveView> {
@@ -36,11 +36,17 @@ class FollowingLiveView implements LiveView {
     if (this.current !== null && this.current.page.target() === target) this.moveTo(() => this.newestOpenPage(target));
   };
 
+  /** A page that navigated while not shown: shown if it is the newest (a move that failed when it opened is tried again). */
+  private readonly onTargetChanged = (target: Target) => {
+    if (target.type() === 'page' && this.current?.page.target() !== target) this.moveTo(() => this.newestOpenPage(null));
+  };
+
   constructor(private readonly context: BrowserContext) {}
 
   async start(): Promise<void> {
     this.context.on('targetcreated', this.onTargetCreated);
     this.context.on('targetdestroyed', this.onTargetDestroyed);
+    this.context.on('targetchanged', this.onTargetChanged);
     this.moveTo(() => this.newestOpenPage(null));
     await this.moving;
   }
@@ -63,6 +69,7 @@ class FollowingLiveView implements LiveView {
     this.closing ??= (async () => {
       this.context.off('targetcreated', this.onTargetCreated);
       this.context.off('targetdestroyed', this.onTargetDestroyed);
+      this.context.off('targetchanged', this.onTargetChanged);
       this.listeners.clear();
       await this.moving;
       await this.current?.view.close();
