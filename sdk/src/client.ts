@@ -133,6 +133,9 @@ export class OperatorClient {
       unwrap(this.api.POST('/devices/{id}/tasks', { params: { path: { id: deviceId } }, body: params, headers: headersOf(options), signal: options?.signal })),
     get: (id: string): Promise<Task> => unwrap(this.api.GET('/tasks/{id}', { params: { path: { id } } })),
     cancel: (id: string): Promise<Task> => unwrap(this.api.POST('/tasks/{id}/cancel', { params: { path: { id } } })),
+    /** The JPEG of the page after step `seq` of the task (a step's `screenshot_url`), as bytes. */
+    stepScreenshot: async (id: string, seq: number): Promise<Uint8Array> =>
+      new Uint8Array(await unwrap(this.api.GET('/tasks/{id}/steps/{seq}/screenshot', { params: { path: { id, seq } }, parseAs: 'arrayBuffer' }))),
     /** A device's tasks, newest first; await for a page or `for await` over all. */
     list: (deviceId: string, params: { limit?: number } = {}): PagePromise<Task> =>
       new PagePromise(

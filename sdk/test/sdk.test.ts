@@ -50,6 +50,11 @@ describe('the README journey with the SDK', () => {
     expect(steps.length).toBeGreaterThan(3);
     expect(steps.map((step) => step.seq)).toEqual(steps.map((_, index) => index + 1));
     expect(await operator.tasks.get(task.id)).toEqual(task);
+    // Each step's screenshot, as bytes: a JPEG; a missing one is a typed 404.
+    const jpeg = await operator.tasks.stepScreenshot(task.id, steps[0]!.seq);
+    expect(jpeg).toBeInstanceOf(Uint8Array);
+    expect([...jpeg.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+    await expect(operator.tasks.stepScreenshot(task.id, 999)).rejects.toMatchObject({ status: 404, code: 'screenshot_not_found' });
 
     const others = [await operator.devices.create({ space_id: tenant.spaceId }), await operator.devices.create({ space_id: tenant.spaceId })];
     const firstPage = await operator.devices.list({ limit: 2 });

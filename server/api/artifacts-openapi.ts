@@ -43,7 +43,7 @@ export const artifactOpenApiPaths = (errorResponses: ErrorResponses) => ({
       tags: ['tasks'],
       security: [{ bearerAuth: [] }],
       parameters: [idParameter('task'), rangeHeader],
-      responses: partialResponses(errorResponses, NOT_FOUND_RECORDING, 'video/mp4', 'the recording'),
+      responses: partialResponses(errorResponses, ['task_not_found', ...NOT_FOUND_RECORDING], 'video/mp4', 'the recording'),
     },
   },
   '/sessions/{id}/recording': {
@@ -54,7 +54,19 @@ export const artifactOpenApiPaths = (errorResponses: ErrorResponses) => ({
       tags: ['sessions'],
       security: [{ bearerAuth: [] }],
       parameters: [idParameter('ses'), rangeHeader],
-      responses: partialResponses(errorResponses, NOT_FOUND_RECORDING, 'video/mp4', 'the recording'),
+      responses: partialResponses(errorResponses, ['session_not_found', ...NOT_FOUND_RECORDING], 'video/mp4', 'the recording'),
+    },
+  },
+  '/cdp_sessions/{id}/recording': {
+    get: {
+      operationId: 'getCdpSessionRecording',
+      summary: "Download the video of what a CDP session's connection showed (MP4, H.264)",
+      description:
+        "The device's page from the connection's opening to its end (close, DELETE, expiry, key revocation, the device's end, or the service's stop). 404 recording_not_found until the connection ended and its video was stored, and for a session never connected.",
+      tags: ['cdp'],
+      security: [{ bearerAuth: [] }],
+      parameters: [idParameter('cdp'), rangeHeader],
+      responses: partialResponses(errorResponses, ['cdp_session_not_found', ...NOT_FOUND_RECORDING], 'video/mp4', 'the recording'),
     },
   },
   '/tasks/{id}/steps/{seq}/screenshot': {

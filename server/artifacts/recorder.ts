@@ -72,8 +72,12 @@ export class Recorder {
     this.#directory = path.join(deps.dataDir, 'recordings');
   }
 
-  /** Starts recording `subject` from the page of `deviceId`, whose browser runs in this process. */
-  async start(subject: RecordingSubjectRef, deviceId: string): Promise<ActiveRecording> {
+  /**
+   * Starts recording `subject` from the page of `deviceId`, whose browser runs in this
+   * process: by default the device's shared screencast (the agent's page); `frames` may
+   * name another source (a CDP connection's recording follows the pages its client opens).
+   */
+  async start(subject: RecordingSubjectRef, deviceId: string, frames: FrameSource = this.#deps.frames): Promise<ActiveRecording> {
     const { db, log } = this.#deps;
     const recordingId = randomUUID();
     const file = path.join(this.#directory, `${recordingId}.mp4`);
@@ -109,7 +113,7 @@ export class Recorder {
       return NOTHING;
     }
     try {
-      unwatch = await this.#deps.frames.watchFrames(deviceId, onFrame);
+      unwatch = await frames.watchFrames(deviceId, onFrame);
     } catch (error) {
       log.warn({ err: error, recordingId }, 'recording got no screencast; marked failed');
       await markRecordingFailed(db, recordingId).catch(() => undefined);

@@ -11,6 +11,7 @@ import { taskRecordingRoute } from '../api/tasks/get-task-recording';
 import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
 import { taskFileRoute } from '../api/tasks/get-task-file';
 import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
+import { cdpSessionRecordingRoute } from '../api/cdp/get-cdp-session-recording';
 import { EventStreams } from '../http/event-stream';
 import { BrowserPool, createBrowserProvider } from '../browser';
 import type { Config } from '../core/config';
@@ -165,6 +166,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     taskEventsRoute(services, stepFeeds, eventStreams),
     taskRecordingRoute(services),
     sessionRecordingRoute(services),
+    cdpSessionRecordingRoute(services),
     stepScreenshotRoute(services),
     taskFileRoute(services),
   ];
@@ -240,13 +242,13 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         eventStreams.endAll();
         // So would live-view sockets; their clients reconnect to the next instance.
         await gateway.close();
-        // CDP connections end (recorded, slots freed); their clients connect anew.
+        // CDP connections end (recorded, slots freed, their videos stored); their clients connect anew.
         await cdpGateway.close();
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;
         clearTimeout(grace);
         await Promise.all(workers.map((worker) => worker.stop()));
-        // Live-view sessions' recordings; the task runs' ended with the runs.
+        // Live-view sessions' recordings; the task runs' ended with the runs, CDP sessions' with their connections.
         await services.recorder.stopAll();
         // Devices stay `active` in the database (a restart relaunches them); their
         // metering stops with their browsers, here.

@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext } from 'puppeteer-core';
 import { CdpBridge } from './cdp-bridge.js';
+import { openFollowingLiveView } from './following-live-view.js';
 import { PuppeteerPageDriver } from './page-driver.js';
 import { ActionError, type BrowserHandle, type CdpChannel, type CdpChannelEnd, type EgressGate, type LiveView, type PageDriver } from './types.js';
 
@@ -52,6 +53,10 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   async liveView(): Promise<LiveView> {
     const driver = await this.sharedDriver();
     return driver.openLiveView();
+  }
+
+  followingLiveView(): Promise<LiveView> {
+    return openFollowingLiveView(this.context);
   }
 
   openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpChannel> {

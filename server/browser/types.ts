@@ -176,6 +176,11 @@ export interface BrowserHandle {
   /** A new live view of that same page (the one the agent drives). */
   liveView(): Promise<LiveView>;
   /**
+   * A new live view of the device's page opened last and still open, following each page
+   * that opens: what a CDP client drives (following-live-view.ts).
+   */
+  followingLiveView(): Promise<LiveView>;
+  /**
    * A DevTools channel for a customer's client, confined to this device. `deliver` gets
    * each message for the client; `onEnd` is called once if the browser side ends it.
    */

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { ActiveRecording, FrameSource } from '../artifacts/recorder';
 import type { CdpChannel } from '../browser';
 import type { CdpCloseReason } from '../../db/schema';
 import { ApiError } from '../core/errors';
@@ -46,6 +47,8 @@ interface Connection {
   socket: WebSocket;
   channel: CdpChannel;
   stopWatchingKey: () => void;
+  /** What the device's page shows while the connection is open (issue 14: every CDP session is recorded). */
+  recording: Promise<ActiveRecording>;
   ended: boolean;
 }
 
@@ -69,6 +72,19 @@ export class CdpGateway {
   readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
   /** Releases in flight, so close() waits for them before the database goes. */
   readonly #releases = new Set<Promise<void>>();
+  /**
+   * What a connection's recording shows: the page opened last on the device, which is the
+   * one a client's `newPage()` made, rather than the agent's page the live view shows.
+   */
+  readonly #clientPages: FrameSource = {
+    watchFrames: async (deviceId, listener) => {
+      const handle = this.#services.browserPool.get(deviceId);
+      if (handle === undefined) throw new Error('the device has no browser on this host');
+      const view = await handle.followingLiveView();
+      view.onFrame(listener);
+      return () => void view.close();
+    },
+  };
   #check: NodeJS.Timeout | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #closed = false;
@@ -198,7 +214,9 @@ export class CdpGateway {
   }
 
   #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel): void {
-    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, ended: false };
+    // Never rejects: a recording that cannot start is logged and marked failed by the recorder.
+    const recording = this.#services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
+    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false };
     this.#connections.set(row.id, connection);
     connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
     socket.on('message', (data, isBinary) => {
@@ -225,6 +243,10 @@ export class CdpGateway {
     const close = CLOSE_REASONS[reason];
     if (connection.socket.readyState === connection.socket.OPEN) connection.socket.close(close.code, close.reason);
     this.#track(releaseCdpConnection(this.#services.db, connection.row.id, reason));
+    // Every end passes here (client, DELETE, expiry, revocation, device gone, shutdown);
+    // tracked so close() waits until the video is stored. A crash leaves the row
+    // `recording`, which Recorder.recover() finishes at this host's next start.
+    this.#track(connection.recording.then((active) => active.stop()));
   }
 
   #track(release: Promise<void>): void {

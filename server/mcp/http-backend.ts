@@ -1,8 +1,11 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
+import { buffer } from 'node:stream/consumers';
 import { appRouter } from '../api/router';
+import { findStepScreenshot, STEP_SCREENSHOT_SCOPES } from '../api/tasks/get-step-screenshot';
 import { ApiError } from '../core/errors';
 import { parsePublicId } from '../domain/ids';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
+import { authorizeRequest } from '../http/authorize';
 import type { EventStreams } from '../http/event-stream';
 import type { Services } from '../services/services';
 import { t } from '../trpc/init';
@@ -36,6 +39,14 @@ export function httpBackend(services: Services, following: McpFollowing, req: In
     deleteDevice: (id) => caller().deleteDevice({ id }),
     getTask: (id) => caller().getTask({ id }),
     cancelTask: (id) => caller().cancelTask({ id }),
+    async stepScreenshot(taskId, seq) {
+      // A raw route (its body is bytes), so its checks are called as that route calls them.
+      const principal = await authorizeRequest(services, req, new ServerResponse(req), STEP_SCREENSHOT_SCOPES);
+      const { key } = await findStepScreenshot(services, principal, taskId, String(seq));
+      const body = await services.store.get(key);
+      if (body === null) throw new ApiError('screenshot_not_found');
+      return buffer(body);
+    },
     listEscalations: (query) => caller().listEscalations({ limit: 20, ...query }),
     resolveEscalation(id, token, body) {
       // The resolve callback authenticates the escalation's bearer, not the API key.

@@ -16,6 +16,7 @@ export function sdkBackend(client: OperatorClient): OperatorBackend {
     deleteDevice: (id) => client.devices.delete(id),
     getTask: (id) => client.tasks.get(id),
     cancelTask: (id) => client.tasks.cancel(id),
+    stepScreenshot: (taskId, seq) => client.tasks.stepScreenshot(taskId, seq),
     listEscalations: (query) => firstPage(client.escalations.list(query)),
     resolveEscalation: (id, token, body) => client.escalations.resolve(id, token, body),
     async runTask(deviceId, body, onStep, signal) {

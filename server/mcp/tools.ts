@@ -33,6 +33,8 @@ export interface OperatorBackend {
   wakeDevice(id: string): Promise<unknown>;
   deleteDevice(id: string): Promise<unknown>;
   getTask(id: string): Promise<unknown>;
+  /** GET /v1/tasks/{id}/steps/{seq}/screenshot: the JPEG's bytes. */
+  stepScreenshot(taskId: string, seq: number): Promise<Uint8Array>;
   cancelTask(id: string): Promise<unknown>;
   /**
    * Submits a task and hands over its steps as they happen until it is terminal (then
@@ -129,6 +131,18 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
       }),
   );
   server.registerTool('get_task', { description: 'Get a task: status, result, usage.', inputSchema: taskId }, (input) => call(async () => ok(await backend.getTask(input.task_id))));
+  server.registerTool(
+    'get_step_screenshot',
+    {
+      description: "Get the screenshot (JPEG) of the page after one of a task's steps; seq is the step's number as in the task's steps.",
+      inputSchema: { ...taskId, seq: z.number().int().min(1).max(999_999_999).describe("The step's seq (1, 2, ...)") },
+    },
+    (input) =>
+      call(async () => {
+        const jpeg = await backend.stepScreenshot(input.task_id, input.seq);
+        return { content: [{ type: 'image', data: Buffer.from(jpeg).toString('base64'), mimeType: 'image/jpeg' }] };
+      }),
+  );
   server.registerTool(
     'cancel_task',
     { description: 'Cancel a running or parked task.', inputSchema: taskId },

@@ -42,6 +42,6 @@ export interface Services {
   keyRevocations: KeyRevocations;
   /** Recordings, step screenshots and downloaded files (OPERATOR_STORAGE_URL). */
   store: ObjectStore;
-  /** Records task runs and live-view sessions of devices whose browser runs here. */
+  /** Records task runs, live-view sessions and CDP connections of devices whose browser runs here. */
   recorder: Recorder;
 }

@@ -1,5 +1,8 @@
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +13,7 @@ import { startBrowserlessServer } from '../support/browserless-server';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
+import { ffprobe } from '../support/video-probe';
 
 // A client connected through cdp_url cannot leave its device: the device egress policy
 // holds for its navigations, and in a browser devices share (the browserless provider)
@@ -174,21 +178,37 @@ describe('a browser that devices share (browserless provider on a raw DevTools e
 });
 
 describe('a real browserless server', () => {
-  it('Puppeteer connects to a device through cdp_url', async () => {
+  it('Puppeteer connects to a device through cdp_url, and the connection is recorded', async () => {
     const site = await startSite();
     const browserless = await startBrowserlessServer({ concurrent: 2, queued: 0 });
     cleanups.push(() => site.close(), () => browserless.stop());
     const test = await startTestService({ OPERATOR_BROWSER: 'browserless', BROWSERLESS_URL: browserless.url });
     cleanups.push(() => test.stop());
     const tenant = await createTenant(test);
-    const api = apiClient(test.url, await tenant.key(allScopes));
+    const key = await tenant.key(allScopes);
+    const api = apiClient(test.url, key);
     const device = await newDevice(api, tenant.spaceId);
-    const browser = await puppeteer.connect({ browserWSEndpoint: await cdpUrl(test, api, device), defaultViewport: null });
+    const url = await cdpUrl(test, api, device);
+    const browser = await puppeteer.connect({ browserWSEndpoint: url, defaultViewport: null });
     const page = await browser.newPage();
     await page.goto(site.url('/browserless'));
     expect(await page.title()).toBe('Page /browserless');
     // The device is held: no second CDP session while this one is connected.
     expect((await api('POST', `/v1/devices/${device}/cdp`, {})).body.error.code).toBe('device_busy');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     await browser.disconnect();
+
+    // Recorded on a shared browser too, from the device's own context.
+    const route = `${test.url}/v1/cdp_sessions/${new URL(url).pathname.split('/')[3]}/recording`;
+    const deadline = Date.now() + 20_000;
+    let video = await fetch(route, { headers: { Authorization: `Bearer ${key}` } });
+    while (video.status === 404 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      video = await fetch(route, { headers: { Authorization: `Bearer ${key}` } });
+    }
+    expect(video.status).toBe(200);
+    const file = path.join(tmpdir(), `cdp-browserless-${process.pid}-${Date.now()}.mp4`);
+    await writeFile(file, Buffer.from(await video.arrayBuffer()));
+    expect((await ffprobe(file)).duration).toBeGreaterThan(0.5);
   });
 });

@@ -1,5 +1,8 @@
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
@@ -10,9 +13,11 @@ import { suspendIdleDevices } from '../../server/domain/devices/device-upkeep';
 import { parsePublicId } from '../../server/domain/ids';
 import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
 import { DeviceTracker } from '../support/device-tracker';
+import { startColourPages } from '../support/colour-pages';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { allScopes, createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { ffprobe, frameColors, isBlue, isRed } from '../support/video-probe';
 
 // CDP access end to end, on real Chromium and PostgreSQL: Puppeteer and Playwright through
 // cdp_url, the task slot it holds, the ways a connection ends, the rules of what a client
@@ -25,6 +30,7 @@ let tenant: TestTenant;
 let api: ApiCall;
 let key: string;
 let pages: { url: (pathname: string) => string; close: () => Promise<void> };
+let colourPages: Awaited<ReturnType<typeof startColourPages>>;
 const devices = new DeviceTracker(() => api);
 
 /** Pages of the test: a titled page, and one that shows the cookies it was sent. */
@@ -47,6 +53,7 @@ async function startPages(): Promise<typeof pages> {
 
 beforeAll(async () => {
   pages = await startPages();
+  colourPages = await startColourPages();
   test = await startTestService({ OPERATOR_PUBLIC_URL: PUBLIC_URL });
   tenant = await createTenant(test);
   key = await tenant.key(allScopes);
@@ -56,6 +63,7 @@ afterEach(() => devices.deleteAll());
 afterAll(async () => {
   await test?.stop();
   await pages?.close();
+  await colourPages?.close();
 });
 
 interface CdpSession {
@@ -433,5 +441,111 @@ describe('across instances', () => {
     [row] = await db().select().from(cdpSessions).where(eq(cdpSessions.id, id));
     expect(row?.closeReason).toBe('host_lost');
     expect(await slotHolder(device)).toBeNull();
+  });
+});
+
+async function fetchBytes(route: string, headers: Record<string, string> = {}, bearer = key) {
+  const response = await fetch(`${test.url}${route}`, { headers: { Authorization: `Bearer ${bearer}`, ...headers } });
+  return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+describe('recordings of CDP sessions', () => {
+  it("records the pages a client opens from the connection's opening to its end, served at GET /v1/cdp_sessions/{id}/recording with Range; 404 before and to other organizations", async () => {
+    // A tenant of its own: the suite's tenant helper holds the database of the first start.
+    const mine = await createTenant(test);
+    const mineKey = await mine.key(allScopes);
+    const mineApi = apiClient(test.url, mineKey);
+    const device = (await mineApi('POST', '/v1/devices', { space_id: mine.spaceId })).body.id as string;
+    const session = await openCdp(device, mineApi);
+    const route = `/v1/cdp_sessions/${session.id}/recording`;
+    const unused = await mineApi('GET', route);
+    expect(unused.status).toBe(404);
+    expect(unused.body.error.code).toBe('recording_not_found');
+
+    const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
+    // Pages of its own, as scripts open them: the recording follows the page opened last.
+    const red = await browser.newPage();
+    await red.goto(colourPages.url('/red'));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const blue = await browser.newPage();
+    await blue.goto(colourPages.url('/blue'));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // The shown page closes: back to the newest one left.
+    await blue.close();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // While the connection is open the video is still being written.
+    const during = await mineApi('GET', route);
+    expect(during.status).toBe(404);
+    expect(during.body.error.code).toBe('recording_not_found');
+    await browser.disconnect();
+
+    const deadline = Date.now() + 20_000;
+    let whole = await fetchBytes(route, {}, mineKey);
+    while (whole.status === 404 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      whole = await fetchBytes(route, {}, mineKey);
+    }
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-type')).toBe('video/mp4');
+    const file = path.join(tmpdir(), `cdp-recording-${process.pid}-${Date.now()}.mp4`);
+    await writeFile(file, whole.bytes);
+    const video = await ffprobe(file);
+    expect(video.codec).toBe('h264');
+    expect(video.duration).toBeGreaterThan(1.5);
+    expect(video.width).toBeGreaterThan(300);
+    expect(video.height).toBeGreaterThan(200);
+    const colours = await frameColors(file);
+    const firstRed = colours.findIndex(isRed);
+    expect(firstRed).toBeGreaterThanOrEqual(0);
+    const firstBlue = colours.findIndex(isBlue);
+    expect(firstBlue).toBeGreaterThan(firstRed);
+    expect(colours.slice(firstBlue).findIndex(isRed)).toBeGreaterThan(0);
+    expect(isRed(colours.at(-1)!)).toBe(true);
+
+    const part = await fetchBytes(route, { Range: 'bytes=0-99' }, mineKey);
+    expect(part.status).toBe(206);
+    expect(part.bytes.equals(whole.bytes.subarray(0, 100))).toBe(true);
+
+    const other = await createTenant(test);
+    const foreign = await apiClient(test.url, await other.key(allScopes))('GET', route);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('cdp_session_not_found');
+    expect((await apiClient(test.url, await mine.key(['operator:tasks:read']))('GET', route)).status).toBe(403);
+    expect((await apiClient(test.url)('GET', route)).status).toBe(401);
+    expect((await mineApi('DELETE', `/v1/devices/${device}`)).status).toBe(202);
+  });
+
+  it('stores the recording when the connection ends by DELETE, by deleting the device, and at a graceful stop', async () => {
+    const deleted = await openCdp(await devices.create(tenant.spaceId));
+    const deletedClient = await rawClient(reachable(deleted));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await api('DELETE', `/v1/cdp_sessions/${deleted.id}`)).status).toBe(204);
+    await deletedClient.closed;
+
+    const deviceGone = await devices.create(tenant.spaceId);
+    const goneSession = await openCdp(deviceGone);
+    const goneClient = await rawClient(reachable(goneSession));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await api('DELETE', `/v1/devices/${deviceGone}`)).status).toBe(202);
+    await goneClient.closed;
+
+    const stopped = await openCdp(await devices.create(tenant.spaceId));
+    const stoppedClient = await rawClient(reachable(stopped));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await test.restart();
+    await stoppedClient.closed;
+
+    for (const ended of [deleted, goneSession, stopped]) {
+      const deadline = Date.now() + 20_000;
+      let video = await fetchBytes(`/v1/cdp_sessions/${ended.id}/recording`);
+      while (video.status === 404 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        video = await fetchBytes(`/v1/cdp_sessions/${ended.id}/recording`);
+      }
+      expect(video.status, ended.id).toBe(200);
+      const file = path.join(tmpdir(), `cdp-recording-${process.pid}-${Date.now()}.mp4`);
+      await writeFile(file, video.bytes);
+      expect((await ffprobe(file)).duration).toBeGreaterThan(0);
+    }
   });
 });

@@ -11,7 +11,7 @@ import { allScopes, createTenant, startTestService, type TestService, type TestT
 // and over stdio (`npm run mcp`, a client of the REST API), against the real service.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const TOOLS = ['create_device', 'list_devices', 'get_device', 'sleep_device', 'wake_device', 'delete_device', 'run_task', 'get_task', 'cancel_task', 'list_escalations', 'answer_escalation'];
+const TOOLS = ['create_device', 'list_devices', 'get_device', 'sleep_device', 'wake_device', 'delete_device', 'run_task', 'get_task', 'get_step_screenshot', 'cancel_task', 'list_escalations', 'answer_escalation'];
 
 let test: TestService;
 let tenant: TestTenant;
@@ -62,6 +62,46 @@ function json(result: unknown): any {
   return JSON.parse(content.text);
 }
 
+/** get_step_screenshot answers the step's JPEG as an image block, the same bytes as the REST route. */
+async function expectStepScreenshot(client: Client, taskId: string) {
+  const result = (await client.callTool({ name: 'get_step_screenshot', arguments: { task_id: taskId, seq: 2 } })) as CallToolResult;
+  expect(result.isError).toBeFalsy();
+  const image = result.content[0];
+  if (image?.type !== 'image') throw new Error('expected an image block');
+  expect(image.mimeType).toBe('image/jpeg');
+  const jpeg = Buffer.from(image.data, 'base64');
+  expect(jpeg.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+  const rest = await fetch(`${test.url}/v1/tasks/${taskId}/steps/2/screenshot`, { headers: { Authorization: `Bearer ${key}` } });
+  expect(Buffer.from(await rest.arrayBuffer()).equals(jpeg)).toBe(true);
+  const missing = await client.callTool({ name: 'get_step_screenshot', arguments: { task_id: taskId, seq: 999 } });
+  expect(missing.isError).toBe(true);
+  expect(json(missing).error.code).toBe('screenshot_not_found');
+}
+
+/** Another organization's task is the REST route's 404; a key without operator:tasks:read is 403. */
+async function expectStepScreenshotGuarded(connect: (apiKey: string) => Promise<Client>, taskId: string) {
+  const stranger = await connect(await (await createTenant(test)).key(allScopes));
+  const foreign = await stranger.callTool({ name: 'get_step_screenshot', arguments: { task_id: taskId, seq: 1 } });
+  expect(foreign.isError).toBe(true);
+  expect(json(foreign).error.code).toBe('task_not_found');
+  const unscoped = await connect(await tenant.key(['operator:devices:read']));
+  const denied = await unscoped.callTool({ name: 'get_step_screenshot', arguments: { task_id: taskId, seq: 1 } });
+  expect(denied.isError).toBe(true);
+  expect(json(denied).error.code).toBe('insufficient_scope');
+}
+
+/** A finished task of the test's tenant, run over REST. */
+async function finishedTask(): Promise<string> {
+  const call = (method: string, route: string, body?: unknown) =>
+    fetch(`${test.url}${route}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((response) => response.json() as Promise<any>);
+  const device = await call('POST', '/v1/devices', { space_id: tenant.spaceId });
+  const task = await call('POST', `/v1/devices/${device.id}/tasks`, { prompt: `go to ${pages.url('/plain')} then return the title` });
+  const deadline = Date.now() + 60_000;
+  while ((await call('GET', `/v1/tasks/${task.id}`)).status === 'running' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  await call('DELETE', `/v1/devices/${device.id}`);
+  return task.id;
+}
+
 async function runTaskThroughTools(client: Client) {
   const device = json(await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } }));
   expect(device).toMatchObject({ object: 'device', status: 'active' });
@@ -78,6 +118,7 @@ async function runTaskThroughTools(client: Client) {
   expect(progress.map((item) => item.progress)).toEqual(progress.map((_, index) => index + 1));
   expect(progress[0]!.message).toContain('#1');
   expect(json(await client.callTool({ name: 'get_task', arguments: { task_id: task.id } }))).toMatchObject({ id: task.id, status: 'succeeded' });
+  await expectStepScreenshot(client, task.id);
   const listed = json(await client.callTool({ name: 'list_devices', arguments: { limit: 10 } }));
   expect(listed.data.map((item: { id: string }) => item.id)).toContain(device.id);
   expect(json(await client.callTool({ name: 'sleep_device', arguments: { device_id: device.id } })).status).toBe('sleeping');
@@ -149,6 +190,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     for (const id of [device.id, other.id]) await client.callTool({ name: 'delete_device', arguments: { device_id: id } });
   });
 
+  it("refuses get_step_screenshot for another organization's task and without operator:tasks:read", async () => {
+    await expectStepScreenshotGuarded(overHttp, await finishedTask());
+  });
+
   it('answers GET with 405 (the server is stateless)', async () => {
     const response = await fetch(`${test.url}/mcp`, { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } });
     expect(response.status).toBe(405);
@@ -161,6 +206,10 @@ describe('MCP over stdio (npm run mcp)', () => {
     const client = await overStdio(key);
     expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([...TOOLS].sort());
     await runTaskThroughTools(client);
+  });
+
+  it("refuses get_step_screenshot for another organization's task and without operator:tasks:read", async () => {
+    await expectStepScreenshotGuarded(overStdio, await finishedTask());
   });
 
   it('answers every tool call of an unknown key with invalid_api_key', async () => {

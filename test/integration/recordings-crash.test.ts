@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { connectDatabase, type Database } from '../../db/client';
 import { killOrphans } from '../../server/browser';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
@@ -13,7 +14,7 @@ import { waitForTaskEnd } from '../support/task-helpers';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { ffprobe, frameColors, isRed } from '../support/video-probe';
 
-// A server killed with SIGKILL while it records a task: its ffmpeg must not outlive it
+// A server killed with SIGKILL while it records a task and a CDP connection: its ffmpeg must not outlive it
 // for long, and the next start of the same data directory stores what was recorded.
 
 let database: TestDatabase;
@@ -86,31 +87,44 @@ describe('a server killed while it records', () => {
     db = connectDatabase(database.url, 2);
     const { org_id: orgId } = await createOrganization(db.db, { name: 'Recording crash org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
     const { space_id: spaceId } = await createSpace(db.db, orgId, 'default');
-    const { key } = await createApiKey(db.db, { orgId, scopes: ['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write'], spaceIds: [], env: 'test' });
+    const { key } = await createApiKey(db.db, { orgId, scopes: ['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:sessions:write', 'operator:sessions:control'], spaceIds: [], env: 'test' });
     const api = apiClient(`http://127.0.0.1:${port}`, key);
     const device = await api('POST', '/v1/devices', { space_id: spaceId });
     const submitted = await api('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/red')} then wait for "a text that never comes"` });
     expect(submitted.status).toBe(202);
+    // A CDP connection on a second device, recorded too.
+    const cdpDevice = await api('POST', '/v1/devices', { space_id: spaceId });
+    const cdpSession = await api('POST', `/v1/devices/${cdpDevice.body.id}/cdp`, {});
+    expect(cdpSession.status).toBe(201);
+    const cdpUrl = new URL(cdpSession.body.cdp_url);
+    const cdpClient = new WebSocket(`ws://127.0.0.1:${port}${cdpUrl.pathname}${cdpUrl.search}`);
+    const cdpClosed = new Promise<void>((resolve) => cdpClient.once('close', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      cdpClient.once('open', () => resolve());
+      cdpClient.once('error', reject);
+    });
 
     // ffmpeg starts with the first frame; its pid file names it.
     const recordingsDir = path.join(dataDir, 'recordings');
-    let ffmpegPid = 0;
+    let ffmpegPids: number[] = [];
     const deadline = Date.now() + 15_000;
-    while (ffmpegPid === 0 && Date.now() < deadline) {
-      const pidFile = (await readdir(recordingsDir).catch(() => [])).find((name) => name.endsWith('.pid'));
-      if (pidFile !== undefined) ffmpegPid = Number(await readFile(path.join(recordingsDir, pidFile), 'utf8').catch(() => '0'));
+    while (ffmpegPids.length < 2 && Date.now() < deadline) {
+      const pidFiles = (await readdir(recordingsDir).catch(() => [])).filter((name) => name.endsWith('.pid'));
+      ffmpegPids = (await Promise.all(pidFiles.map((name) => readFile(path.join(recordingsDir, name), 'utf8').catch(() => '0')))).map(Number).filter((pid) => pid > 0);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(ffmpegPid).toBeGreaterThan(0);
+    // The task's and the CDP connection's.
+    expect(ffmpegPids).toHaveLength(2);
     // Some red seconds on the record.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect(isRunning(ffmpegPid)).toBe(true);
+    expect(ffmpegPids.every(isRunning)).toBe(true);
     await stopServer('SIGKILL');
+    await cdpClosed;
 
     // Its stdin closed with the server: ffmpeg finishes the file and exits by itself.
     const gone = Date.now() + 10_000;
-    while (isRunning(ffmpegPid) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(isRunning(ffmpegPid)).toBe(false);
+    while (ffmpegPids.some(isRunning) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ffmpegPids.some(isRunning)).toBe(false);
 
     server = await startServer();
     const ended = await waitForTaskEnd(api, submitted.body.id, 30_000);
@@ -121,6 +135,12 @@ describe('a server killed while it records', () => {
     await writeFile(file, Buffer.from(await response.arrayBuffer()));
     expect((await ffprobe(file)).duration).toBeGreaterThan(1.5);
     expect((await frameColors(file)).filter(isRed).length).toBeGreaterThan(5);
+    // The CDP connection's recording too, though nothing ever closed the connection cleanly.
+    const cdpVideo = await fetch(`http://127.0.0.1:${port}/v1/cdp_sessions/${cdpSession.body.id}/recording`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(cdpVideo.status).toBe(200);
+    const cdpFile = path.join(dataDir, 'downloaded-cdp.mp4');
+    await writeFile(cdpFile, Buffer.from(await cdpVideo.arrayBuffer()));
+    expect((await ffprobe(cdpFile)).duration).toBeGreaterThan(1.5);
     // Nothing is left in the recordings' working folder.
     expect(await readdir(recordingsDir)).toEqual([]);
   }, 120_000);

@@ -119,7 +119,7 @@ describe('input text PostgreSQL cannot store', () => {
     const document = (await (await fetch(`${test.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> };
     // The event stream reads nothing but after_seq, an integer (invalid_cursor), and stores
     // nothing; the routes serving bytes (recordings, screenshots, files) read no query at all.
-    const raw = ['/tasks/{id}/events', '/tasks/{id}/recording', '/sessions/{id}/recording', '/tasks/{id}/steps/{seq}/screenshot', '/tasks/{id}/files/{file_id}'];
+    const raw = ['/tasks/{id}/events', '/tasks/{id}/recording', '/sessions/{id}/recording', '/cdp_sessions/{id}/recording', '/tasks/{id}/steps/{seq}/screenshot', '/tasks/{id}/files/{file_id}'];
     const routes = (await servedRoutes(test.url)).filter((route) => !raw.includes(route.path));
     expect(routes.length).toBe(routeCatalogue.length - raw.length);
     const before = await databaseState();

@@ -70,6 +70,10 @@ export class FakeBrowserHandle implements BrowserHandle {
     throw new Error('a fake browser has no live view');
   }
 
+  async followingLiveView(): Promise<LiveView> {
+    throw new Error('a fake browser has no live view');
+  }
+
   /** Nor a DevTools endpoint; CDP access is tested on real Chromium. */
   async openCdpChannel(): Promise<CdpChannel> {
     throw new Error('a fake browser has no DevTools channel');

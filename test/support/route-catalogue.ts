@@ -54,6 +54,7 @@ export const routeCatalogue: RouteSpec[] = [
   { method: 'POST', path: '/sessions/{id}/release', scopes: ['operator:sessions:control'], idKind: session },
   { method: 'POST', path: '/devices/{id}/cdp', scopes: ['operator:sessions:control'], idKind: device },
   { method: 'DELETE', path: '/cdp_sessions/{id}', scopes: ['operator:sessions:control'], idKind: cdpSession },
+  { method: 'GET', path: '/cdp_sessions/{id}/recording', scopes: ['operator:sessions:write'], idKind: cdpSession },
   { method: 'GET', path: '/escalations', scopes: ['operator:escalations:read'] },
   { method: 'GET', path: '/escalations/{id}', scopes: ['operator:escalations:read'], idKind: escalation },
   { method: 'POST', path: '/escalations/{id}/resolve', scopes: [], idKind: escalation, escalationBearer: true },

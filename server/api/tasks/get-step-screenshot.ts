@@ -1,10 +1,24 @@
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
+import type { Principal } from '../../domain/keys/principal';
 import { authorizeRequest } from '../../http/authorize';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
 import type { Services } from '../../services/services';
 import { sendErrorResponse } from '../../trpc/send-error';
-import { sendStepScreenshot } from './task-artifact-bytes';
+import { sendStepScreenshot, stepScreenshotObject } from './task-artifact-bytes';
+
+/** The scope of a step's screenshot, on this route and the MCP tool `get_step_screenshot`. */
+export const STEP_SCREENSHOT_SCOPES = ['operator:tasks:read'] as const;
+
+/**
+ * The stored JPEG of the caller's task's step `seq`: another organization's task is 404
+ * task_not_found, a `seq` that is not a step number 400 (`param: "seq"`), a step without
+ * one 404 screenshot_not_found. Shared with the MCP tool, so both decide alike.
+ */
+export async function findStepScreenshot(services: Services, principal: Principal, taskPublicId: string, seq: string): Promise<{ key: string; size: number }> {
+  const task = await loadTaskForCaller(services.db, principal, taskPublicId);
+  return stepScreenshotObject(services, task.id, seq);
+}
 
 /**
  * GET /v1/tasks/{id}/steps/{seq}/screenshot: the JPEG of the page after the step. Raw,
@@ -17,7 +31,7 @@ export function stepScreenshotRoute(services: Services): RawRoute {
     template: '/tasks/{id}/steps/{seq}/screenshot',
     async handle(req, res, { requestId, params }) {
       try {
-        const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
+        const principal = await authorizeRequest(services, req, res, STEP_SCREENSHOT_SCOPES);
         const task = await loadTaskForCaller(services.db, principal, decodePathSegment(params[0]!));
         await sendStepScreenshot(services, req, res, task.id, params[1]!);
       } catch (error) {

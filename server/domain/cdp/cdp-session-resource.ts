@@ -36,15 +36,16 @@ export function isCdpSessionOpen(row: Pick<CdpSessionRow, 'closedAt' | 'expiresA
 /**
  * The caller's CDP session by public id: malformed, absent and other organizations' ids
  * are the same 404 cdp_session_not_found; one in a Space the key does not hold is 403.
+ * Locked for the caller's transaction unless `lock` is `false` (a read, such as its recording's).
  */
-export async function loadCdpSessionForCaller(db: DbOrTx, principal: Principal, publicId: string): Promise<CdpSessionRow> {
+export async function loadCdpSessionForCaller(db: DbOrTx, principal: Principal, publicId: string, lock = true): Promise<CdpSessionRow> {
   const id = parsePublicId('cdpSession', publicId);
   if (id === null) throw new ApiError('cdp_session_not_found');
-  const [row] = await db
+  const query = db
     .select()
     .from(cdpSessions)
-    .where(and(eq(cdpSessions.id, id), eq(cdpSessions.orgId, principal.orgId)))
-    .for('update');
+    .where(and(eq(cdpSessions.id, id), eq(cdpSessions.orgId, principal.orgId)));
+  const [row] = lock ? await query.for('update') : await query;
   if (row === undefined) throw new ApiError('cdp_session_not_found');
   assertSpaceAccess(principal, row.spaceId);
   return row;
