@@ -14,12 +14,11 @@ import {
   releaseCdpConnection,
 } from '../domain/cdp/cdp-connection';
 import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
-import { deviceHostId } from '../domain/hosts/device-host';
-import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId } from '../domain/ids';
 import type { Services } from '../services/services';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
-import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+import { relayToDeviceHost } from './device-host-relay';
+import { pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
 const CDP_PATH = /^\/v1\/cdp_sessions\/([^/?#]+)\/devtools\/?(?:\?(.*))?$/i;
 /** A client's message (a command); the browser's answers may be larger. */
@@ -192,19 +191,9 @@ export class CdpGateway {
 
   /** The socket on the instance running the device's browser, or null when that is here or nowhere. */
   async #openRelay(row: CdpSessionRow, pathAndQuery: string): Promise<Relay | null> {
-    const hostId = await deviceHostId(this.#services.db, row.deviceId);
-    if (hostId === null || hostId === this.#services.hostId) return null;
-    const target = await hostInternalUrl(this.#services.db, hostId);
-    if (target === null) return null;
     // Only the path this gateway serves is passed on, whatever else the request line held.
     const query = pathAndQuery.includes('?') ? pathAndQuery.slice(pathAndQuery.indexOf('?')) : '';
-    try {
-      return await openRelay(target, `${cdpSocketPath(row.id)}${query}`, []);
-    } catch (error) {
-      if (error instanceof RelayRefused) throw error;
-      this.#services.log.warn({ err: error, hostId }, 'could not relay a CDP connection to its device host');
-      return null;
-    }
+    return relayToDeviceHost(this.#services, row.deviceId, `${cdpSocketPath(row.id)}${query}`, [], 'a CDP connection');
   }
 
   #relay(client: WebSocket, relay: Relay): void {

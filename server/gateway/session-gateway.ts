@@ -4,8 +4,6 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { InvalidLiveInputError } from '../browser';
 import { answerLinkMayControl } from '../domain/answer-links/answer-link-access';
 import { operatorMayControl } from '../domain/console/operator-principal';
-import { deviceHostId } from '../domain/hosts/device-host';
-import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
 import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
@@ -20,7 +18,8 @@ import { SessionRecordings } from './session-recordings';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type InputRefusal } from './gateway-messages';
 import { authenticateHandshake, gatewaySessionId } from './handshake';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
-import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+import { relayToDeviceHost } from './device-host-relay';
+import { pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 // Expiry and a browser that went away (device slept, deleted, lost) are noticed by this
@@ -166,19 +165,8 @@ export class SessionGateway {
    * when the device has no other registered host (it is nowhere, or here).
    */
   async #openRelay(session: SessionRow, publicId: string, req: IncomingMessage): Promise<Relay | null> {
-    const hostId = await deviceHostId(this.#services.db, session.deviceId);
-    if (hostId === null || hostId === this.#services.hostId) return null;
-    const target = await hostInternalUrl(this.#services.db, hostId);
-    if (target === null) return null;
     const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
-    try {
-      return await openRelay(target, `/v1/sessions/${publicId}/ws`, protocols);
-    } catch (error) {
-      if (error instanceof RelayRefused) throw error;
-      // The host is registered but does not answer: it is down, and so is the browser.
-      this.#services.log.warn({ err: error, hostId }, 'could not relay a session to its device host');
-      return null;
-    }
+    return relayToDeviceHost(this.#services, session.deviceId, `/v1/sessions/${publicId}/ws`, protocols, 'a session');
   }
 
   #relay(client: WebSocket, relay: Relay): void {

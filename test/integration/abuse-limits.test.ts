@@ -8,7 +8,6 @@ import { mintEscalationToken } from '../../server/domain/escalations/escalation-
 import { parsePublicId } from '../../server/domain/ids';
 import { notifyTaskChange } from '../../server/domain/channels/task-channel';
 import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
-import { hashSecret } from '../../server/domain/secret-hash';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';

@@ -1,5 +1,4 @@
 import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
