@@ -1,11 +1,10 @@
-import { and, asc, eq, lte, max, sql } from 'drizzle-orm';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
-import { escalations, taskSteps } from '../../../db/schema';
-import { notifyTaskChange } from '../channels/task-channel';
-import { dbNow } from '../db-clock';
+import { escalations } from '../../../db/schema';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import { systemActor } from '../keys/principal';
+import { appendHumanStep } from '../tasks/task-steps';
 import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
 import { toEscalationResource } from './escalation-resource';
 
@@ -56,17 +55,7 @@ export async function expireOverdueEscalations(db: Db, settings: { leaseMs: numb
         await endTask(tx, task, { status: 'failed', error: 'escalation_expired' }, actor);
         return true;
       }
-      const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
-      await tx.insert(taskSteps).values({
-        taskId: task.id,
-        seq: (last?.seq ?? 0) + 1,
-        orgId: task.orgId,
-        type: 'message',
-        action: 'human_no_answer',
-        note: NO_ANSWER_NOTE,
-        createdAt: dbNow(),
-      });
-      await notifyTaskChange(tx, task.id, 'step');
+      await appendHumanStep(tx, task, 'human_no_answer', NO_ANSWER_NOTE);
       await resumeParkedTask(tx, task.id, actor, settings);
       return true;
     });

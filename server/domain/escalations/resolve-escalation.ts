@@ -1,15 +1,15 @@
-import { eq, max } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db, Tx } from '../../../db/client';
-import { escalations, escalationStatuses, taskSteps } from '../../../db/schema';
+import { escalations, escalationStatuses } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Actor } from '../keys/principal';
 import { dbNow } from '../db-clock';
-import { notifyTaskChange } from '../channels/task-channel';
 import type { TaskRow } from '../tasks/task-resource';
+import { appendHumanStep } from '../tasks/task-steps';
 import { endTask, lockTask, resumeParkedTask } from '../tasks/task-transitions';
 import { toEscalationResource, type EscalationRow } from './escalation-resource';
 import { matchesEscalationToken } from './escalation-token';
@@ -152,16 +152,6 @@ async function continueTask(tx: Tx, deps: ResolveDeps, task: TaskRow, escalation
     await endTask(tx, task, { status: 'failed', error: 'confirmation_declined' }, actor);
     return;
   }
-  const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
-  await tx.insert(taskSteps).values({
-    taskId: task.id,
-    seq: (last?.seq ?? 0) + 1,
-    orgId: task.orgId,
-    type: 'message',
-    action: 'human_answer',
-    note: humanAnswerNote(escalation),
-    createdAt: dbNow(),
-  });
-  await notifyTaskChange(tx, task.id, 'step');
+  await appendHumanStep(tx, task, 'human_answer', humanAnswerNote(escalation));
   await resumeParkedTask(tx, task.id, actor, deps.config.agent);
 }

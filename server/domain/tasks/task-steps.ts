@@ -1,11 +1,12 @@
-import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, max, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Db, DbOrTx } from '../../../db/client';
+import type { Db, DbOrTx, Tx } from '../../../db/client';
 import { stepTypes, tasks, taskSteps } from '../../../db/schema';
 import type { NewStep } from '../../agent/step';
 import { toPublicId } from '../ids';
 import { iso } from '../time';
 import { notifyTaskChange } from '../channels/task-channel';
+import { dbNow } from '../db-clock';
 
 /** A step as the event stream sends it (CONTRACT.md step payload). */
 export const TaskStepSchema = z.object({
@@ -113,6 +114,16 @@ export async function appendStep(db: Db, taskId: string, orgId: string, seq: num
     await notifyTaskChange(tx, taskId, 'step');
     return true;
   });
+}
+
+/**
+ * A message step a person's answer (or its absence) adds to a parked task, in the
+ * transaction that resumes it: the next seq after the task's last step.
+ */
+export async function appendHumanStep(tx: Tx, task: { id: string; orgId: string }, action: 'human_answer' | 'human_no_answer', note: string | null): Promise<void> {
+  const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
+  await tx.insert(taskSteps).values({ taskId: task.id, seq: (last?.seq ?? 0) + 1, orgId: task.orgId, type: 'message', action, note, createdAt: dbNow() });
+  await notifyTaskChange(tx, task.id, 'step');
 }
 
 /** The object key of step `seq`'s screenshot; null when the step does not exist or has none. */
