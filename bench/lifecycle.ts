@@ -191,6 +191,15 @@ async function main(): Promise<void> {
       await rm(local.dataDir, { recursive: true, force: true });
     }
 
+    // As shipped: OPERATOR_WARM_BROWSERS defaults to 2 (the run above has none, so create is a launch).
+    const warm = await serviceCycle({ OPERATOR_BROWSER: 'local', OPERATOR_WARM_BROWSERS: '2' }, page.url);
+    try {
+      rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle)));
+    } finally {
+      await warm.service.stop();
+      await rm(warm.dataDir, { recursive: true, force: true });
+    }
+
     browserless = await startBrowserlessServer({ concurrent: 12, queued: 0 });
     const remote = await serviceCycle({ OPERATOR_BROWSER: 'browserless', BROWSERLESS_URL: browserless.url }, page.url);
     try {
