@@ -1,14 +1,15 @@
 // The page code (./in-page/, TypeScript checked with the DOM types) as functions
-// puppeteer can evaluate. The code is bundled once, when this module loads, into one
-// script; each function below runs that script and calls one page function with the
-// arguments puppeteer gives it.
+// puppeteer can evaluate. Each page function is bundled once, when this module loads,
+// with only the code it uses (esbuild's tree shaking), so an evaluate sends that and not
+// the whole page code: a `wait for` polls several of them every few milliseconds.
 //
 // Page code never reaches puppeteer as a function compiled in this process: puppeteer
 // sends a function's source (toString()) to the page, and the TypeScript runners this
 // service uses (tsx, vitest) may inject helpers such as __name() into compiled code,
 // which do not exist in the page. The bundle is built by esbuild alone, with keepNames
 // off so it adds no such helper either.
-import { buildSync } from 'esbuild';
+import { buildSync, type BuildOptions } from 'esbuild';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as pageFunctions from './in-page/page-functions.js';
 
@@ -20,12 +21,19 @@ type PageFunctions = typeof pageFunctions;
  */
 const BUNDLE_EXPORTS = '__operatorPage';
 
-/** Every page function in one script that defines BUNDLE_EXPORTS. */
-export const PAGE_BUNDLE = bundlePageFunctions();
+const PAGE_FUNCTIONS_PATH = fileURLToPath(new URL('./in-page/page-functions.ts', import.meta.url));
 
-function bundlePageFunctions(): string {
+/** Every page function in one script that defines BUNDLE_EXPORTS. */
+export const PAGE_BUNDLE = bundle({ entryPoints: [PAGE_FUNCTIONS_PATH] });
+
+/** A script that defines BUNDLE_EXPORTS with page function `name` and what it uses only. */
+function bundleOf(name: string): string {
+  return bundle({ stdin: { contents: `export { ${name} } from ${JSON.stringify(PAGE_FUNCTIONS_PATH)};`, resolveDir: path.dirname(PAGE_FUNCTIONS_PATH), loader: 'ts' } });
+}
+
+function bundle(entry: Pick<BuildOptions, 'entryPoints' | 'stdin'>): string {
   const result = buildSync({
-    entryPoints: [fileURLToPath(new URL('./in-page/page-functions.ts', import.meta.url))],
+    ...entry,
     bundle: true,
     write: false,
     format: 'iife',
@@ -46,11 +54,11 @@ function bundlePageFunctions(): string {
 
 /**
  * Page function `name` as a function puppeteer can evaluate, typed as the page function
- * itself. The bundle runs afresh in every call, so the caches of the page code (the
+ * itself. Its bundle runs afresh in every call, so the caches of the page code (the
  * document's shadow roots) never outlive one call.
  */
 function inPage<Name extends keyof PageFunctions>(name: Name): PageFunctions[Name] {
-  return new Function(`${PAGE_BUNDLE}\nreturn ${BUNDLE_EXPORTS}.${name}.apply(null, arguments);`) as PageFunctions[Name];
+  return new Function(`${bundleOf(name)}\nreturn ${BUNDLE_EXPORTS}.${name}.apply(null, arguments);`) as PageFunctions[Name];
 }
 
 export const OBSERVE_SCRIPT = inPage('observe');
