@@ -72,11 +72,14 @@ export function httpBackend(services: Services, following: McpFollowing, req: In
           signal.removeEventListener('abort', stop);
           unsubscribe();
           forget();
+          unwatchKey();
           releaseSlot();
           settle();
         };
         const stop = () => finish(() => resolve(null));
         const forget = following.streams.add(stop);
+        // As the event stream does: a revoked key stops following at once.
+        const unwatchKey = services.keyRevocations.watch(following.keyId, stop);
         const unsubscribe = following.feeds.subscribe(internalId, 0, {
           steps: (steps) => steps.forEach(onStep),
           done: (task) => finish(() => resolve(task)),
