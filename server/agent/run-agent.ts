@@ -326,7 +326,11 @@ class AgentRun {
       driver.observe(planner.wantsScreenshots ? { screenshot: true } : undefined),
     );
     // The planner (a model) reads the page too: a credential the page shows back is masked for it.
-    const page = this.#masked(observed as unknown as JsonValue) as unknown as PageObservation;
+    // The screenshot's base64 is left whole: a short code could occur in it by chance, and
+    // masking that would corrupt the image (the field itself is masked on the page).
+    const { screenshot, ...text } = observed;
+    const masked = this.#masked(text as unknown as JsonValue) as unknown as Omit<PageObservation, 'screenshot'>;
+    const page: PageObservation = screenshot === undefined ? masked : { ...masked, screenshot };
     this.#page = page;
     return page;
   }
@@ -374,7 +378,7 @@ class AgentRun {
    * (a URL after a GET form, an echo in the page), and nothing recorded or returned may hold it.
    */
   #masked<T extends JsonValue | NewStep>(value: T): T {
-    // Before anything was typed there is nothing to mask (and a screenshot is not walked for nothing).
+    // Before anything was typed there is nothing to mask.
     if (this.#typedSecrets.length === 0) return value;
     const mask = (text: string) => this.#typedSecrets.reduce((masked, secret) => masked.replaceAll(secret, SECRET_MASK), text);
     const walk = (node: unknown): unknown => {
