@@ -1,11 +1,9 @@
-import { ApiError } from '../../core/errors';
-import { latestReadyRecording } from '../../domain/recordings/recording-rows';
 import { loadSessionForCaller } from '../../domain/sessions/session-resource';
 import { authorizeRequest } from '../../http/authorize';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
-import { sendObject } from '../../http/send-object';
 import type { Services } from '../../services/services';
+import { sendLatestRecording } from '../send-recording';
 import { sendErrorResponse } from '../../trpc/send-error';
 
 /**
@@ -21,10 +19,7 @@ export function sessionRecordingRoute(services: Services): RawRoute {
       try {
         const principal = await authorizeRequest(services, req, res, ['operator:sessions:write']);
         const session = await loadSessionForCaller(services.db, principal, decodePathSegment(params[0]!));
-        const recording = await latestReadyRecording(services.db, 'session', session.id);
-        if (recording === null || recording.sizeBytes === null) throw new ApiError('recording_not_found');
-        const sent = await sendObject(services.store, req, res, { key: recording.objectKey, size: recording.sizeBytes, contentType: recording.contentType });
-        if (!sent) throw new ApiError('recording_not_found');
+        await sendLatestRecording(services, req, res, 'session', session.id);
       } catch (error) {
         sendErrorResponse(services.log, res, requestId, error);
       }

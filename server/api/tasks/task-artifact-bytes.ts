@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../core/errors';
-import { latestReadyRecording } from '../../domain/recordings/recording-rows';
 import { stepScreenshot } from '../../domain/tasks/task-steps';
 import { sendObject } from '../../http/send-object';
 import type { Services } from '../../services/services';
+import { sendLatestRecording } from '../send-recording';
 
 // A task's stored bytes, sent the one way (sendObject: Range, 206/416, private caching)
 // for every door that reaches them: the /v1 routes (API key) and the console's
@@ -28,9 +28,6 @@ export async function sendStepScreenshot(services: Services, req: IncomingMessag
 }
 
 /** The video of the latest run of a task the caller may read, or 404 recording_not_found while none is finished. */
-export async function sendTaskRecording(services: Services, req: IncomingMessage, res: ServerResponse, taskId: string): Promise<void> {
-  const recording = await latestReadyRecording(services.db, 'task', taskId);
-  if (recording === null || recording.sizeBytes === null) throw new ApiError('recording_not_found');
-  const sent = await sendObject(services.store, req, res, { key: recording.objectKey, size: recording.sizeBytes, contentType: recording.contentType });
-  if (!sent) throw new ApiError('recording_not_found');
+export function sendTaskRecording(services: Services, req: IncomingMessage, res: ServerResponse, taskId: string): Promise<void> {
+  return sendLatestRecording(services, req, res, 'task', taskId);
 }
