@@ -190,16 +190,16 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       },
       recordModelCall: (usage) => addModelCall(deps.db, task.id, usage),
       downloads: {
-        limits: async () => ({
-          maxBytes: Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, task.id))),
-          timeoutMs: DOWNLOAD_TIMEOUT_MS,
-        }),
-        keep: async (file) => {
-          const maxBytes = Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, task.id)));
-          await keepDownload({ db: deps.db, store: deps.store, workDir: path.join(config.dataDir, 'downloads') }, task, file, maxBytes);
-        },
+        limits: async () => ({ maxBytes: await downloadBytesLeft(task.id), timeoutMs: DOWNLOAD_TIMEOUT_MS }),
+        // Asked again once the file is there: another download of the task may have been kept meanwhile.
+        keep: async (file) => keepDownload({ db: deps.db, store: deps.store, workDir: path.join(config.dataDir, 'downloads') }, task, file, await downloadBytesLeft(task.id)),
       },
     });
+  }
+
+  /** What the next file a task downloads may weigh: the per-file cap, or what the task's cap leaves. */
+  async function downloadBytesLeft(taskId: string): Promise<number> {
+    return Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, taskId)));
   }
 
   /**
