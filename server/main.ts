@@ -1,16 +1,18 @@
 import { loadConfig } from './core/config';
-import { startService } from './assembly/start-service';
+import { startService, type StopMode } from './assembly/start-service';
 
 // The one process: REST API, console, WebSocket gateway and workers on one port.
 async function main(): Promise<void> {
   const config = loadConfig();
   const service = await startService(config);
   let stopping = false;
-  const stop = (signal: string) => {
+  // SIGTERM is what process managers send on a deploy: the work is handed to the next
+  // service of this host. Ctrl-C in a terminal ends everything, as a developer expects.
+  const stop = (signal: string, mode: StopMode) => {
     if (stopping) return;
     stopping = true;
-    service.services.log.info({ signal }, 'shutting down');
-    service.close().then(
+    service.services.log.info({ signal, mode }, 'shutting down');
+    service.close(mode).then(
       () => process.exit(0),
       (error: unknown) => {
         service.services.log.error({ err: error }, 'shutdown failed');
@@ -18,8 +20,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM', 'handover'));
+  process.on('SIGINT', () => stop('SIGINT', 'close'));
 }
 
 main().catch((error: unknown) => {

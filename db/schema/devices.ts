@@ -21,6 +21,17 @@ export const devices = pgTable(
     cdpSessionId: uuid('cdp_session_id'),
     /** Server instance whose browser pool runs this device's browser. */
     hostId: text('host_id'),
+    /**
+     * The running browser's incarnation (BrowserHandle.incarnation): the same across a
+     * service restart that re-attached to it, new with every launch. A parked task whose
+     * incarnation differs lost the page it built.
+     */
+    browserIncarnation: text('browser_incarnation'),
+    /**
+     * Where another host can join the running browser (BrowserHandle.location), for a
+     * provider whose browsers outlive their host (browserless); null for a local browser.
+     */
+    browserLocation: text('browser_location'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
     lastActiveAt: timestampMs('last_active_at').notNull().defaultNow(),
     statusChangedAt: timestampMs('status_changed_at').notNull().defaultNow(),

@@ -10,4 +10,10 @@ export const hosts = pgTable('hosts', {
   hostId: text('host_id').primaryKey(),
   internalUrl: text('internal_url').notNull(),
   updatedAt: timestampMs('updated_at').notNull().defaultNow(),
+  /**
+   * Written every few seconds by the host's running service: a host silent for long is
+   * dead (its devices on a shared browser pool are adopted), and silent for longer than
+   * its browsers are kept, gone for good (its local devices' tasks fail).
+   */
+  heartbeatAt: timestampMs('heartbeat_at').notNull().defaultNow(),
 });

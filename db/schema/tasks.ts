@@ -33,6 +33,11 @@ export const tasks = pgTable(
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: timestampMs('lease_expires_at'),
     attempts: integer('attempts').notNull().default(0),
+    /**
+     * The incarnation of the browser the task's page was built in (set by its first run):
+     * a run or an answer on another incarnation would continue on a page it did not build.
+     */
+    browserIncarnation: text('browser_incarnation'),
     /** The Task's `usage`, counted as the run goes (task-usage.ts): steps recorded, model requests and their tokens. */
     stepCount: integer('step_count').notNull().default(0),
     modelCalls: integer('model_calls').notNull().default(0),

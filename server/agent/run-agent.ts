@@ -57,8 +57,6 @@ export interface TaskDownloads {
   keep(file: DownloadedFile): Promise<void>;
 }
 
-const BLANK_PAGE = 'about:blank';
-const REOPENED_NOTE = 'The browser restarted while the task waited for a human; its last page was opened again.';
 
 /**
  * Page action failures a model can plan around (another element, another URL); the others
@@ -139,7 +137,7 @@ class AgentRun {
     const { task, driver, planner } = this.#input;
     const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
     await guard(() => driver.setAllowedDomains(task.allowedDomains));
-    let page = await this.#reopenLastPage(await this.#observe());
+    let page = await this.#observe();
 
     for (;;) {
       const reply = await guard(() =>
@@ -303,21 +301,6 @@ class AgentRun {
         return null;
       }
     }
-  }
-
-  /**
-   * A task resumed on a browser that restarted while it was parked (a server restart)
-   * starts on a blank page: the last page its steps were on is opened again, recorded as
-   * an `observation` step. Cookies and storage survive in the device's profile; input
-   * typed but not submitted does not.
-   */
-  async #reopenLastPage(page: PageObservation): Promise<PageObservation> {
-    const lastUrl = this.#history.findLast((step) => step.url !== null)?.url ?? null;
-    if (lastUrl === null || page.url !== BLANK_PAGE || lastUrl === BLANK_PAGE) return page;
-    await this.#interruption.guard(() => this.#input.driver.navigate(lastUrl));
-    const reopened = await this.#observe();
-    await this.#record({ type: 'observation', action: 'reopen_page', url: reopened.url, title: reopened.title, note: REOPENED_NOTE });
-    return reopened;
   }
 
   async #observe(): Promise<PageObservation> {

@@ -11,9 +11,10 @@ import { z } from 'zod';
  * - `message` steps: `action` is `answer` (note: the result as text), `ask_human` (note: the
  *   question), `failed <code>` (note: the fixed detail sentence of that code), or
  *   `human_answer` (note: the answer to an escalation, written when it is resolved).
- * - `observation` steps: `reopen_page`, written when a task resumes on a browser that
- *   restarted while it was parked. The offline planner counts only `action` steps to know
- *   where to resume.
+ * - `observation` steps, written by the service, not the agent: `handed_over` (the run's
+ *   service stopped for a restart after its last step) and `driver_lost` (it died mid-run;
+ *   an action cut off before it was recorded is carried out again). The offline planner
+ *   counts only `action` steps to know where to resume.
  * - `correction` steps: a model reply that could not be carried out (no tool call, several,
  *   an unknown tool, invalid arguments), a page action that failed in a way the model can
  *   fix (element not found, navigation failed), or a warning that it repeated one action.

@@ -17,7 +17,9 @@ import { BrowserPool, createBrowserProvider } from '../browser';
 import type { Config } from '../core/config';
 import { holdDataDirectory } from '../domain/devices/data-directory-lock';
 import { deviceStateStore } from '../domain/devices/device-state-store';
-import { closeHostMetering, markDeviceLost, reconcileHostDevices } from '../domain/devices/device-upkeep';
+import { closeHostMetering, markDeviceLost, reconcileHostDevices, recordDeviceBrowser } from '../domain/devices/device-upkeep';
+import { releaseHostLeases } from '../domain/tasks/task-lease';
+import { hostHeartbeat } from '../jobs/host-heartbeat';
 import { loadHostId } from '../domain/devices/host-id';
 import { registerHost } from '../domain/hosts/host-registry';
 import { Authenticator } from '../domain/keys/authenticate';
@@ -59,9 +61,16 @@ export interface RunningService {
   url: string;
   services: Services;
   database: OpenDatabase;
-  /** Graceful stop: no new connections, in-flight requests finish, workers stop, pools close. */
-  close(): Promise<void>;
+  /**
+   * Graceful stop: no new connections, in-flight requests finish, workers stop. `handover`
+   * (a deploy) leaves running tasks to the next service of this host; `close` ends them
+   * with the browsers.
+   */
+  close(mode?: StopMode): Promise<void>;
 }
+
+/** How a service stops: handing its work to the next service of its host, or closing it. */
+export type StopMode = 'handover' | 'close';
 
 // How long shutdown waits for in-flight requests before cutting connections.
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -146,20 +155,27 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   // A browser that dies on its own puts its device in `error` (within the time its
   // disconnect takes to surface: immediate for a local process). Tracked so shutdown
   // waits for the last of these writes before the database closes.
-  const lostDeviceWrites = new Set<Promise<void>>();
-  services.browserPool.onDeviceLost((deviceId) => {
-    const write = markDeviceLost(services, deviceId)
-      .catch((error: unknown) => log.error({ err: error, deviceId }, 'could not mark a lost device'))
-      .finally(() => lostDeviceWrites.delete(write));
-    lostDeviceWrites.add(write);
-  });
+  const deviceWrites = new Set<Promise<void>>();
+  const trackDeviceWrite = (deviceId: string, write: Promise<void>, failure: string) => {
+    const tracked = write.catch((error: unknown) => log.error({ err: error, deviceId }, failure)).finally(() => deviceWrites.delete(tracked));
+    deviceWrites.add(tracked);
+  };
+  services.browserPool.onDeviceLost((deviceId) => trackDeviceWrite(deviceId, markDeviceLost(services, deviceId), 'could not mark a lost device'));
+  // Which browser runs each device: parked tasks know by it whether their page survived.
+  services.browserPool.onDeviceLaunched((deviceId, handle) =>
+    trackDeviceWrite(deviceId, recordDeviceBrowser(services, deviceId, handle), 'could not record a device\'s browser'),
+  );
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
+  // The tasks a previous process of this host was driving continue here, at once.
+  const continued = await releaseHostLeases(services.db, hostId, services.instanceId);
+  if (continued.length > 0) log.info({ taskIds: continued }, 'tasks of the previous service of this host continue here');
   // What a crash left recording here is stored (or marked failed) before new runs start.
   await services.recorder.recover();
   // After the devices this host brings back: they have the first claim on its capacity.
   services.browserPool.startWarmBrowsers();
 
-  const workers: Worker[] = [retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), taskRunner(services), webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
+  const runner = taskRunner(services);
+  const workers: Worker[] = [hostHeartbeat(services), retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), runner, webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
   const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
   const rawRoutes: RawRoute[] = [
@@ -233,7 +249,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     url,
     services,
     database,
-    close() {
+    close(mode: StopMode = 'close') {
       closing ??= (async () => {
         ready = false;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -247,7 +263,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;
         clearTimeout(grace);
-        await Promise.all(workers.map((worker) => worker.stop()));
+        await Promise.all(workers.map((worker) => (worker === runner && mode === 'handover' ? runner.handOver() : worker.stop())));
         // Live-view sessions' recordings; the task runs' ended with the runs, CDP sessions' with their connections.
         await services.recorder.stopAll();
         // Devices stay `active` in the database (a restart relaunches them); their
@@ -255,7 +271,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         await closeHostMetering(services);
         await services.browserPool.shutdown();
         await egressProxy.close();
-        await Promise.all(lostDeviceWrites);
+        await Promise.all(deviceWrites);
         await limiterStore.close();
         await services.taskChannel.close();
         await services.keyRevocations.close();

@@ -7,6 +7,8 @@ import { ActionError, type BrowserHandle, type CdpChannel, type CdpChannelEnd, t
 export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
   pid: number | null;
+  incarnation: string;
+  location: string | null;
   browser: Browser;
   /** The context the device's page lives in: the default one or the device's own. */
   context: BrowserContext;
@@ -26,6 +28,8 @@ export interface PuppeteerBrowserHandleOptions {
 export class PuppeteerBrowserHandle implements BrowserHandle {
   readonly deviceId: string;
   readonly pid: number | null;
+  readonly incarnation: string;
+  readonly location: string | null;
   private readonly browser: Browser;
   private readonly context: BrowserContext;
   private readonly release: () => Promise<void>;
@@ -39,6 +43,8 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   constructor(options: PuppeteerBrowserHandleOptions) {
     this.deviceId = options.deviceId;
     this.pid = options.pid;
+    this.incarnation = options.incarnation;
+    this.location = options.location;
     this.browser = options.browser;
     this.context = options.context;
     this.release = options.release;

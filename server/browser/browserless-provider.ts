@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
@@ -98,6 +99,8 @@ export class BrowserlessProvider implements BrowserProvider {
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
       deviceId,
       pid: null,
+      incarnation: randomUUID(),
+      location: null,
       browser,
       context,
       egress: this.options.egress,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
@@ -165,6 +166,8 @@ export class LocalBrowserProvider implements BrowserProvider {
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
       deviceId: profileId,
       pid,
+      incarnation: randomUUID(),
+      location: null,
       browser,
       context: browser.defaultBrowserContext(),
       egress: this.options.egress,

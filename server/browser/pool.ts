@@ -65,6 +65,7 @@ export class BrowserPool {
   private readonly slots = new Map<string, Slot>();
   private readonly closing = new Map<string, Promise<void>>();
   private readonly lostListeners: Array<(deviceId: string) => void> = [];
+  private readonly launchedListeners: Array<(deviceId: string, handle: BrowserHandle) => void> = [];
   private readonly retryAfterSeconds: number;
   private readonly warm: WarmBrowsers | null;
 
@@ -148,7 +149,11 @@ export class BrowserPool {
     const existing = this.slots.get(deviceId);
     if (existing) {
       if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
-      existing.awaitingDevice = false;
+      if (existing.awaitingDevice === true) {
+        existing.awaitingDevice = false;
+        // A warm browser that was ready before its device existed: the device has it now.
+        if (existing.ready !== undefined) this.announceLaunched(deviceId, existing.ready);
+      }
       return existing.handle;
     }
     // A device whose previous browser is still closing reuses that browser's slot.
@@ -178,6 +183,7 @@ export class BrowserPool {
       (handle) => {
         slot.ready = handle;
         handle.onDisconnected(() => this.onLost(deviceId, slot));
+        if (slot.awaitingDevice !== true) this.announceLaunched(deviceId, handle);
       },
       () => {
         if (this.dropSlot(deviceId, slot)) this.warm?.fill();
@@ -216,6 +222,18 @@ export class BrowserPool {
   async destroy(deviceId: string): Promise<void> {
     await this.close(deviceId);
     await this.provider.destroyProfile(deviceId);
+  }
+
+  /**
+   * Called with the device id and its browser each time a device's browser starts running
+   * here (launched, re-attached or handed over from the warm browsers).
+   */
+  onDeviceLaunched(listener: (deviceId: string, handle: BrowserHandle) => void): void {
+    this.launchedListeners.push(listener);
+  }
+
+  private announceLaunched(deviceId: string, handle: BrowserHandle): void {
+    for (const listener of this.launchedListeners) listener(deviceId, handle);
   }
 
   /** Called with the device id when a browser dies without close() being called. */

@@ -171,6 +171,17 @@ export interface BrowserHandle {
   readonly deviceId: string;
   /** OS process id for the local provider; null for browserless. */
   readonly pid: number | null;
+  /**
+   * Names this browser for as long as it runs: the same when a restarted service
+   * re-attaches to it, new with every launch. A task knows by it whether the page it
+   * built still exists.
+   */
+  readonly incarnation: string;
+  /**
+   * Where another host can join this browser should this host die (a browserless
+   * browser); null when the browser lives and dies with this machine (local).
+   */
+  readonly location: string | null;
   /** The page the agent drives, created on first use and reused afterwards. */
   page(): Promise<PageDriver>;
   /** A new live view of that same page (the one the agent drives). */

@@ -71,6 +71,8 @@ const EnvSchema = z.object({
   OPERATOR_MAX_BROWSERS: positiveInt(10),
   OPERATOR_WARM_BROWSERS: z.coerce.number().int().nonnegative().default(2),
   OPERATOR_ALLOW_UNSANDBOXED_BROWSER: booleanFromEnv,
+  // How long a browser outlives its service waiting for it to come back (a deploy, a crash).
+  OPERATOR_BROWSER_KEEP_SECS: z.coerce.number().int().min(1).max(86_400).default(300),
   // Ids no account uses: systemd leaves 60578-61183 unassigned.
   OPERATOR_BROWSER_UIDS: idRange('60601-60999'),
   OPERATOR_BROWSER_GID: unprivilegedId.default(60600),
@@ -203,6 +205,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** Local browsers kept launched ahead of creates, within maxBrowsers; 0 keeps none. */
       warmBrowsers: e.OPERATOR_WARM_BROWSERS,
       allowUnsandboxed: e.OPERATOR_ALLOW_UNSANDBOXED_BROWSER,
+      /** A browser whose service is gone waits this long for one to come back, then closes. */
+      keepMs: e.OPERATOR_BROWSER_KEEP_SECS * 1000,
       /** As root, each running local browser gets a uid of this range, all of them this group. */
       users: { firstUid: firstBrowserUid, lastUid: lastBrowserUid, gid: e.OPERATOR_BROWSER_GID },
     },

@@ -9,7 +9,7 @@ import { runAgent } from '../agent/run-agent';
 import type { NewStep } from '../agent/step';
 import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
-import { claimTasks, extendStartDeadlines, failExpiredLeases, renewLease } from '../domain/tasks/task-lease';
+import { claimTasks, failTasksOfLostHosts, handOverTask, renewLease, taskPageIncarnation } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
 import { addModelCall } from '../domain/tasks/task-usage';
@@ -22,6 +22,8 @@ import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services/services';
 import { PeriodicTimer } from './periodic-timer';
 import type { Worker } from './worker';
+import { gatedPageDriver } from './gated-page-driver';
+import { ActionError } from '../browser';
 
 /** What the runner needs from the composition root. */
 export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store'>;
@@ -35,6 +37,18 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 
 // A step's screenshot is skipped past this: a hung page must not hold the step.
 const SCREENSHOT_TIMEOUT_MS = 5_000;
+
+// A hand-over lets the action in progress finish and be recorded, so the next service
+// neither repeats nor loses it; past this the run stops anyway (the action is then
+// carried out again by the next service, as after a crash).
+const HANDOVER_WAIT_MS = 5_000;
+
+// The run acts only while its lease surely holds by this process's own clock: the lease
+// runs from before the renewal was sent, less this margin for the clocks' drift.
+const LEASE_SAFETY_MS = 1_000;
+
+// How often a run whose lease could not be confirmed asks again before its next action.
+const LEASE_RETRY_MS = 500;
 
 /** The promise's value, or null once `ms` passed. */
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
@@ -54,14 +68,23 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null
  * - `released`: the task is no longer this run's (canceled, parked by a takeover, or its
  *   lease taken over); whoever changed it has written its state, so the run writes nothing.
  * - `device_lost`: the device's browser died or the device left `active`.
- * - `shutdown`: this process is stopping; its browsers stop with it.
+ * - `handover`: this process is stopping and its browsers outlive it (a deploy): the task
+ *   stays `running` for the next service of this host, which continues on the same page.
+ * - `shutdown`: this process is stopping and closing its browsers (Ctrl-C, retiring the host).
  */
-type StopReason = 'released' | 'device_lost' | 'shutdown';
+type StopReason = 'released' | 'device_lost' | 'handover' | 'shutdown';
 
 interface Run {
   task: TaskRow;
   stop(reason: StopReason): void;
+  /** Lets the action in progress finish, then stops before the next one (HANDOVER_WAIT_MS at most). */
+  handOver(): void;
   done: Promise<void>;
+}
+
+/** The task worker; stop() ends its runs as the browsers close, handOver() leaves them to the next service. */
+export interface TaskRunner extends Worker {
+  handOver(): Promise<void>;
 }
 
 /**
@@ -71,7 +94,7 @@ interface Run {
  * It also sweeps expired leases of any host: a task whose driver died is failed with
  * device_lost and its slot freed.
  */
-export function taskRunner(deps: TaskRunnerDeps): Worker {
+export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   const { config, log } = deps;
   const runs = new Map<string, Run>();
   const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
@@ -83,8 +106,9 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   /** Claims as many tasks as there are free run slots. */
   async function claimFreeSlots(): Promise<void> {
     const free = config.agent.workers - runs.size;
+    const claimedAt = Date.now();
     const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
-    for (const task of claimed) start(task);
+    for (const task of claimed) start(task, claimedAt);
   }
 
   // Woken by submissions, resumes and ended runs; wake-ups during a claim make one more.
@@ -92,17 +116,26 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), (error) => log.error({ err: error }, 'task claim failed'));
   const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, (error) => log.error({ err: error }, 'task lease sweep failed'));
 
-  function start(task: TaskRow): void {
+  function start(task: TaskRow, claimedAt: number): void {
     const controller = new AbortController();
     let reason: StopReason | null = null;
+    let handingOver = false;
     const stop = (why: StopReason) => {
       if (reason !== null) return;
       reason = why;
       controller.abort();
     };
-    const run: Run = { task, stop, done: Promise.resolve() };
+    const run: Run = {
+      task,
+      stop,
+      handOver() {
+        handingOver = true;
+        setTimeout(() => stop('handover'), HANDOVER_WAIT_MS).unref();
+      },
+      done: Promise.resolve(),
+    };
     runs.set(task.id, run);
-    run.done = drive(task, controller.signal, stop, () => reason)
+    run.done = drive(task, { signal: controller.signal, stop, stopReason: () => reason, handingOver: () => handingOver, claimedAt })
       .catch((error: unknown) => log.error({ err: error, taskId: task.id }, 'task run failed'))
       .finally(() => {
         runs.delete(task.id);
@@ -110,14 +143,44 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       });
   }
 
-  async function drive(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void, stopReason: () => StopReason | null): Promise<void> {
+  interface RunControl {
+    signal: AbortSignal;
+    stop: (why: StopReason) => void;
+    stopReason: () => StopReason | null;
+    handingOver: () => boolean;
+    /** When the claim that leased the task was sent: its lease runs from no earlier. */
+    claimedAt: number;
+  }
+
+  async function drive(task: TaskRow, control: RunControl): Promise<void> {
+    const { stop, stopReason } = control;
+    // Until when, by this process's clock, the lease surely holds.
+    let leaseHeldUntil = control.claimedAt + config.agent.leaseMs - LEASE_SAFETY_MS;
     const checkLease = async () => {
+      const sentAt = Date.now();
       const lease = await renewLease(deps.db, task, deps.instanceId, config.agent.leaseMs);
       if (!lease.held) stop('released');
       else if (!lease.deviceHeld) stop('device_lost');
+      else leaseHeldUntil = Math.max(leaseHeldUntil, sentAt + config.agent.leaseMs - LEASE_SAFETY_MS);
     };
     // A missed heartbeat is survivable: the lease outlives three of them.
     const heartbeatFailed = (error: unknown) => log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
+    /**
+     * Before every page action: a run being handed over stops here, and a run acts only
+     * while its lease surely holds, so two services never drive one page at once (a
+     * service cut off from the database stops acting before its lease can be taken over).
+     */
+    const beforeAction = async () => {
+      for (;;) {
+        if (control.handingOver()) stop('handover');
+        if (stopReason() !== null) throw new ActionError('browser_gone', 'the run stopped');
+        if (Date.now() < leaseHeldUntil) return;
+        await checkLease().catch(async (error: unknown) => {
+          heartbeatFailed(error);
+          await new Promise((resolve) => setTimeout(resolve, LEASE_RETRY_MS));
+        });
+      }
+    };
     // Someone else changed the task (cancel, park): check whether it is still ours.
     const unsubscribeTask = deps.taskChannel.subscribe(task.id, (change) => {
       if (change !== 'step') checkLease().catch(heartbeatFailed);
@@ -131,10 +194,14 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
     const recording = { stop: async () => (await started).stop() };
     try {
-      const outcome = await runOnDevice(task, signal, stop);
+      const outcome = await runOnDevice(task, control.signal, stop, beforeAction);
       await recording.stop();
       const reason = stopReason();
       if (reason === 'released') return;
+      if (reason === 'handover') {
+        await handOverTask(deps.db, task.id, deps.instanceId);
+        return;
+      }
       await finish(task, reason === null ? outcome : { status: 'failed', error: 'device_lost' });
     } catch (error) {
       log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
@@ -147,12 +214,23 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     }
   }
 
-  async function runOnDevice(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void): Promise<AgentOutcome> {
+  async function runOnDevice(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void, beforeAction: () => Promise<void>): Promise<AgentOutcome> {
     const browser = deps.browserPool.get(task.deviceId);
     if (browser === undefined) return { status: 'failed', error: 'device_lost' };
+    // A task continues only on the page it built: after a restart that relaunched the
+    // browser (its machine rebooted, the browser was reaped), that page is gone.
+    const built = await taskPageIncarnation(deps.db, task.id, deps.instanceId, browser.incarnation);
+    if (built === null) {
+      stop('released');
+      return { status: 'canceled' };
+    }
+    if (built !== browser.incarnation) {
+      log.warn({ taskId: task.id, deviceId: task.deviceId }, 'the browser that held the task\'s page is gone; task failed with device_lost');
+      return { status: 'failed', error: 'device_lost' };
+    }
     let driver: PageDriver;
     try {
-      driver = await browser.page();
+      driver = gatedPageDriver(await browser.page(), beforeAction);
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.
       log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
@@ -240,13 +318,21 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   }
 
   async function sweep(): Promise<void> {
-    await extendStartDeadlines(deps.db, deps.hostId, config.agent.leaseMs);
     // This process's own runs are alive whatever their lease says (a heartbeat delayed by
-    // a loaded machine): only the runs of others can be dead.
-    const failed = await failExpiredLeases(deps.db, [...runs.keys()]);
-    if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
+    // a loaded machine): only the runs of others can be lost.
+    const failed = await failTasksOfLostHosts(deps.db, config.browser.keepMs, [...runs.keys()]);
+    if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose host is gone for good were failed with device_lost');
     const orphaned = await failParkedTasksWithoutDevice(deps.db);
-    if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device was lost or deleted were failed with device_lost');
+    if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device or page was lost were failed with device_lost');
+  }
+
+  /** Stops claiming, then stops every run the way `how` says, and waits for them to end. */
+  async function stopRuns(how: (run: Run) => void): Promise<void> {
+    unsubscribe();
+    // A claim in flight may still start runs; stop them all once it settled.
+    await Promise.all([claims.stop(), poll.stop(), leaseSweep.stop()]);
+    for (const run of runs.values()) how(run);
+    await Promise.all([...runs.values()].map((run) => run.done));
   }
 
   return {
@@ -262,12 +348,7 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       leaseSweep.start();
       claims.wake();
     },
-    async stop() {
-      unsubscribe();
-      // A claim in flight may still start runs; stop them all once it settled.
-      await Promise.all([claims.stop(), poll.stop(), leaseSweep.stop()]);
-      for (const run of runs.values()) run.stop('shutdown');
-      await Promise.all([...runs.values()].map((run) => run.done));
-    },
+    stop: () => stopRuns((run) => run.stop('shutdown')),
+    handOver: () => stopRuns((run) => run.handOver()),
   };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FakePageDriver } from './fake-page-driver';
 import type { BrowserHandle, BrowserProvider, CdpChannel, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
 
@@ -57,6 +58,8 @@ export class FakeBrowserProvider implements BrowserProvider {
 /** A launched fake browser: its page is a FakePageDriver; it never goes away on its own. */
 export class FakeBrowserHandle implements BrowserHandle {
   readonly pid = null;
+  readonly incarnation = randomUUID();
+  readonly location = null;
   readonly driver = new FakePageDriver();
 
   constructor(readonly deviceId: string) {}

@@ -23,6 +23,18 @@ export async function markDeviceLost(deps: DeviceDeps, deviceId: string): Promis
 }
 
 /**
+ * Records which browser now runs the device here: its incarnation (parked tasks built on
+ * another one have lost their page) and where another host could join it. Only while the
+ * device is this host's.
+ */
+export async function recordDeviceBrowser(deps: Pick<DeviceDeps, 'db' | 'hostId'>, deviceId: string, browser: { incarnation: string; location: string | null }): Promise<void> {
+  await deps.db
+    .update(devices)
+    .set({ browserIncarnation: browser.incarnation, browserLocation: browser.location })
+    .where(and(eq(devices.id, deviceId), eq(devices.hostId, deps.hostId)));
+}
+
+/**
  * Puts to sleep this host's active devices that hold no task and were not active for
  * their idle_suspend_secs (tasks and sessions bump last_active_at while they run); an
  * open CDP connection keeps its device awake.

@@ -1,15 +1,16 @@
-import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, lt, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
-import { dbNow, dbNowPlus } from '../db-clock';
+import { dbNow } from '../db-clock';
+import { deviceHostSilentFor } from '../hosts/host-registry';
 import { Lease } from '../lease';
 import { failLostTasks } from './fail-lost-tasks';
+import { appendStepInTransaction } from './task-steps';
 import type { TaskRow } from './task-resource';
 
 // Tasks are driven under a lease held in PostgreSQL: `lease_owner` is the server
 // process (services.instanceId) driving the task, `lease_expires_at` how long its claim
-// holds without a heartbeat. A running task nobody holds carries a start deadline in
-// `lease_expires_at` instead (set on submit and on resume).
+// holds without a heartbeat. Only the service of the device's host claims a task.
 const taskLease = new Lease(tasks, { id: tasks.id, owner: tasks.leaseOwner, expiresAt: tasks.leaseExpiresAt });
 
 /** The devices whose browser runs on `hostId`: only that host's pool can drive their tasks. */
@@ -18,10 +19,11 @@ function devicesOnHost(db: Db, hostId: string) {
 }
 
 /**
- * Leases up to `limit` running, unleased tasks whose device's browser runs on this host
- * (devices.host_id): only this host's pool can drive them. A task whose lease ran out is
- * never taken over: the page state its run depended on died with that run, so the sweep
- * fails it instead (failExpiredLeases).
+ * Leases up to `limit` running tasks whose device's browser runs on this host
+ * (devices.host_id), and that nobody drives: never claimed, handed over by a stopping
+ * service, or whose driver died (its lease ran out). Only this host's pool can drive
+ * them, and its browsers outlive a service process, so a task whose driver died
+ * continues here on the page it built (the run checks the browser's incarnation).
  */
 export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number): Promise<TaskRow[]> {
   if (limit <= 0) return [];
@@ -30,23 +32,83 @@ export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs:
       owner,
       leaseMs,
       limit,
-      due: and(eq(tasks.status, 'running'), isNull(tasks.leaseOwner), inArray(tasks.deviceId, devicesOnHost(db, hostId))),
+      due: and(eq(tasks.status, 'running'), inArray(tasks.deviceId, devicesOnHost(db, hostId))),
       orderBy: asc(tasks.createdAt),
       set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() },
     })
     .returning();
 }
 
+/** Written when a stopping service hands a run over (a deploy's SIGTERM). */
+const HANDED_OVER_NOTE = 'The service driving the task stopped for a restart after its last step; the task continues on the same page.';
+/** Written when a run's service died mid-run (a crash, kill -9, a lost host). */
+const DRIVER_LOST_NOTE = 'The service driving the task stopped without handing it over; the task continues on the same page, and an action cut off before it was recorded is carried out again.';
+
 /**
- * Keeps the start deadline of this host's waiting tasks (running, not yet leased because
- * every run slot is busy) ahead of the sweep: a live host's queue is never mistaken for
- * a dead host's.
+ * A stopping service hands its run over: the task stays `running`, nobody holds it, and
+ * the next service of its device's host claims it at once. Only while `owner` holds it;
+ * a `handed_over` observation step tells the timeline why the run paused.
  */
-export async function extendStartDeadlines(db: Db, hostId: string, leaseMs: number): Promise<void> {
-  await db
+export async function handOverTask(db: Db, taskId: string, owner: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [released] = await tx
+      .update(tasks)
+      .set({ leaseOwner: null, updatedAt: dbNow() })
+      .where(and(eq(tasks.id, taskId), eq(tasks.status, 'running'), eq(tasks.leaseOwner, owner)))
+      .returning();
+    if (released === undefined) return false;
+    await appendStepInTransaction(tx, released, { type: 'observation', action: 'handed_over', url: null, title: null, note: HANDED_OVER_NOTE });
+    return true;
+  });
+}
+
+/**
+ * Frees the leases of running tasks on `deviceIds` held by a service that died (a
+ * `driver_lost` observation step each), for the host that now runs those devices to
+ * claim at once rather than wait the leases out. At start, for this host's own devices
+ * (one process per data directory, held by a file lock, so the holder is dead), and when
+ * a live host adopts a dead host's devices. Returns the ids of the tasks freed.
+ */
+export async function releaseLeasesOfDeadDriver(db: Db, deviceIds: SQLWrapper | string[], exceptOwner: string): Promise<string[]> {
+  const held = await db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.status, 'running'), isNotNull(tasks.leaseOwner), ne(tasks.leaseOwner, exceptOwner), inArray(tasks.deviceId, deviceIds)));
+  const freed: string[] = [];
+  for (const { id } of held) {
+    const released = await db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(tasks)
+        .set({ leaseOwner: null, updatedAt: dbNow() })
+        .where(and(eq(tasks.id, id), eq(tasks.status, 'running'), isNotNull(tasks.leaseOwner), ne(tasks.leaseOwner, exceptOwner)))
+        .returning();
+      if (row === undefined) return false;
+      await appendStepInTransaction(tx, row, { type: 'observation', action: 'driver_lost', url: null, title: null, note: DRIVER_LOST_NOTE });
+      return true;
+    });
+    if (released) freed.push(id);
+  }
+  return freed;
+}
+
+/** releaseLeasesOfDeadDriver for every device of this host, at start. */
+export function releaseHostLeases(db: Db, hostId: string, owner: string): Promise<string[]> {
+  return releaseLeasesOfDeadDriver(db, devicesOnHost(db, hostId), owner);
+}
+
+/**
+ * The incarnation of the browser the task's page lives in: recorded by the task's first
+ * run, and returned as recorded to every later one, which compares it with the browser
+ * it finds (a relaunched browser does not hold the page the task built). Null when the
+ * task is no longer `owner`'s.
+ */
+export async function taskPageIncarnation(db: Db, taskId: string, owner: string, incarnation: string): Promise<string | null> {
+  const [row] = await db
     .update(tasks)
-    .set({ leaseExpiresAt: dbNowPlus(leaseMs) })
-    .where(and(eq(tasks.status, 'running'), isNull(tasks.leaseOwner), inArray(tasks.deviceId, devicesOnHost(db, hostId))));
+    .set({ browserIncarnation: sql`coalesce(${tasks.browserIncarnation}, ${incarnation})` })
+    .where(and(eq(tasks.id, taskId), eq(tasks.status, 'running'), eq(tasks.leaseOwner, owner)))
+    .returning({ incarnation: tasks.browserIncarnation });
+  return row?.incarnation ?? null;
 }
 
 export interface LeaseState {
@@ -73,18 +135,28 @@ export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: 
   });
 }
 
-const expiredLease = and(eq(tasks.status, 'running'), lt(tasks.leaseExpiresAt, dbNow()))!;
+/**
+ * A running task nobody drives (its lease ran out or was handed over) whose device's host
+ * has been silent for longer than `goneMs`, the time browsers outlive their service: the
+ * browser, and the page the task built, are gone with that host. A device adopted by
+ * another host (browserless) has a live host again and is not lost.
+ */
+function lostWithItsHost(goneMs: number): SQL {
+  return and(
+    eq(tasks.status, 'running'),
+    or(isNull(tasks.leaseOwner), lt(tasks.leaseExpiresAt, dbNow())),
+    sql`not exists (select 1 from ${devices} where ${devices.id} = ${tasks.deviceId} and not (${deviceHostSilentFor(goneMs)}))`,
+  )!;
+}
 
 /**
- * Fails, with device_lost, every running task whose lease (or start deadline) passed:
- * the process driving it died (kill -9, a lost machine) or the device's host never
- * picked it up, and the page state the run depended on died with that browser, so the
- * task cannot be resumed faithfully. Its slot is freed in the same transaction. Any
- * instance may run this; the row lock and the re-check make concurrent sweeps safe.
+ * Fails, with device_lost, every running task lost with its host (lostWithItsHost). Its
+ * slot is freed in the same transaction. Any instance may run this; the row lock and the
+ * re-check make concurrent sweeps safe.
  *
  * `alive`: the tasks the caller is driving right now, never failed whatever their lease
  * says.
  */
-export async function failExpiredLeases(db: Db, alive: readonly string[], limit = 100): Promise<string[]> {
-  return failLostTasks(db, expiredLease, { limit, excluding: alive });
+export async function failTasksOfLostHosts(db: Db, goneMs: number, alive: readonly string[], limit = 100): Promise<string[]> {
+  return failLostTasks(db, lostWithItsHost(goneMs), { limit, excluding: alive });
 }

@@ -118,11 +118,20 @@ export async function appendStep(db: Db, taskId: string, orgId: string, seq: num
 
 /**
  * A message step a person's answer (or its absence) adds to a parked task, in the
- * transaction that resumes it: the next seq after the task's last step.
+ * transaction that resumes it.
  */
 export async function appendHumanStep(tx: Tx, task: { id: string; orgId: string }, action: 'human_answer' | 'human_no_answer', note: string | null): Promise<void> {
+  await appendStepInTransaction(tx, task, { type: 'message', action, url: null, title: null, note });
+}
+
+/**
+ * Appends a step written by the service rather than by a run (a person's answer, a run
+ * handed over or cut off), in the transaction of the change it records: the next seq
+ * after the task's last step.
+ */
+export async function appendStepInTransaction(tx: Tx, task: { id: string; orgId: string }, step: NewStep): Promise<void> {
   const [last] = await tx.select({ seq: max(taskSteps.seq) }).from(taskSteps).where(eq(taskSteps.taskId, task.id));
-  await tx.insert(taskSteps).values({ taskId: task.id, seq: (last?.seq ?? 0) + 1, orgId: task.orgId, type: 'message', action, note, createdAt: dbNow() });
+  await tx.insert(taskSteps).values({ taskId: task.id, seq: (last?.seq ?? 0) + 1, orgId: task.orgId, ...step, createdAt: dbNow() });
   await notifyTaskChange(tx, task.id, 'step');
 }
 

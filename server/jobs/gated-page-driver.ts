@@ -1,0 +1,45 @@
+import type { PageDriver } from '../browser';
+
+/**
+ * The driver of a task's page with a gate before every method that changes or waits on
+ * the page: the task runner's check that the run may still act (its lease surely holds,
+ * it is not being handed over). The gate throws to refuse. Reading the page (observe,
+ * text, screenshots) is not gated: it changes nothing another driver could conflict with.
+ */
+export function gatedPageDriver(driver: PageDriver, gate: () => Promise<void>): PageDriver {
+  return {
+    observe: (options) => driver.observe(options),
+    textOf: (selector) => driver.textOf(selector),
+    textsOf: (selector) => driver.textsOf(selector),
+    screenshot: () => driver.screenshot(),
+    setAllowedDomains: (domains) => driver.setAllowedDomains(domains),
+    navigate: async (url) => {
+      await gate();
+      return driver.navigate(url);
+    },
+    click: async (target) => {
+      await gate();
+      return driver.click(target);
+    },
+    type: async (text, into, options) => {
+      await gate();
+      return driver.type(text, into, options);
+    },
+    press: async (key) => {
+      await gate();
+      return driver.press(key);
+    },
+    scroll: async (direction) => {
+      await gate();
+      return driver.scroll(direction);
+    },
+    waitForText: async (text, timeoutMs) => {
+      await gate();
+      return driver.waitForText(text, timeoutMs);
+    },
+    download: async (target, limits) => {
+      await gate();
+      return driver.download(target, limits);
+    },
+  };
+}
