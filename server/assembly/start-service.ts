@@ -40,7 +40,7 @@ import { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import { createRequestRouter, type Readiness } from './request-router';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import type { RawRoute } from '../http/raw-route';
-import { deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
+import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
 import { escalationWorker } from '../jobs/escalation-worker';
 import { retentionSweep } from '../jobs/retention-sweep';
 import { sessionUpkeep } from '../jobs/session-upkeep';
@@ -175,7 +175,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   services.browserPool.startWarmBrowsers();
 
   const runner = taskRunner(services);
-  const workers: Worker[] = [hostHeartbeat(services), retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), runner, webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
+  const workers: Worker[] = [hostHeartbeat(services), deviceAdoption(services), retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), runner, webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
   const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
   const rawRoutes: RawRoute[] = [

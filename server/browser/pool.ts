@@ -140,12 +140,13 @@ export class BrowserPool {
   }
 
   /**
-   * The device's running browser, or a newly launched one. Throws
+   * The device's running browser, or a newly launched one (`adoptFrom`: joined at the
+   * location another host's browser of the device runs, see LaunchRequest). Throws
    * CapacityExhaustedError when every slot is taken, DeviceOrganizationMismatchError
    * when the device runs for another organization, and whatever the provider throws
    * (BrowserLaunchError) when the launch fails.
    */
-  launch(deviceId: string, orgId: string): Promise<BrowserHandle> {
+  launch(deviceId: string, orgId: string, adoptFrom?: string): Promise<BrowserHandle> {
     const existing = this.slots.get(deviceId);
     if (existing) {
       if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
@@ -170,7 +171,7 @@ export class BrowserPool {
     }
     const slot: Slot = {
       orgId,
-      handle: room.then(() => this.provider.launch({ deviceId, orgId })),
+      handle: room.then(() => this.provider.launch({ deviceId, orgId, ...(adoptFrom === undefined ? {} : { adoptFrom }) })),
     };
     this.slots.set(deviceId, slot);
     this.watch(deviceId, slot);

@@ -205,6 +205,11 @@ export interface BrowserHandle {
 export interface LaunchRequest {
   deviceId: string;
   orgId: string;
+  /**
+   * Join the device's running browser at this location (BrowserHandle.location, written
+   * by the host that ran it and died) instead of starting one: an adoption.
+   */
+  adoptFrom?: string;
 }
 
 export interface BrowserProvider {

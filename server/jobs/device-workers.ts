@@ -1,3 +1,5 @@
+import { adoptDevicesOfDeadHosts } from '../domain/devices/device-adoption';
+import { HOST_HEARTBEAT_MS } from '../domain/hosts/host-registry';
 import { closeStrayBrowsers, failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
 import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
@@ -32,5 +34,22 @@ export function deviceMeteringHeartbeat(services: Services): Worker {
     services.config.sweepIntervalMs,
     () => heartbeatDevices(services),
     (error) => services.log.error({ err: error }, 'device metering heartbeat failed'),
+  );
+}
+
+/**
+ * Takes over the devices of dead hosts whose browsers outlive their machine (browserless),
+ * as many as this host's pool has room for, checked as often as hosts write heartbeats,
+ * so a device's task continues within about HOST_DEAD_MS plus two intervals.
+ */
+export function deviceAdoption(services: Services): Worker {
+  return periodicWorker(
+    'device-adoption',
+    HOST_HEARTBEAT_MS,
+    async () => {
+      const adopted = await adoptDevicesOfDeadHosts(services, services.browserPool.capacity - services.browserPool.size);
+      if (adopted.length > 0) services.log.warn({ deviceIds: adopted }, 'adopted the devices of a host that stopped answering');
+    },
+    (error) => services.log.error({ err: error }, 'device adoption failed'),
   );
 }
