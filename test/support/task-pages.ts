@@ -4,6 +4,11 @@ import type { AddressInfo } from 'node:net';
 /** Pages for task tests, served on 127.0.0.1 (also reachable as localhost, another host to the allow-list). */
 export interface TaskPages {
   url(pathname: string, host?: '127.0.0.1' | 'localhost'): string;
+  /**
+   * Opens the gate `name`: the page `/gated?name=<name>` (the echo field of `/echo`) shows
+   * "Gate open" once it is, so a task can be made to wait for the test.
+   */
+  openGate(name: string): void;
   close(): Promise<void>;
 }
 
@@ -12,10 +17,27 @@ function escapeHtml(text: string): string {
 }
 
 export async function startTaskPages(): Promise<TaskPages> {
+  const openGates = new Set<string>();
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     response.setHeader('content-type', 'text/html; charset=utf-8');
-    if (url.pathname === '/form') {
+    if (url.pathname === '/gated') {
+      // The page asks every 200 ms whether its gate is open: its state (what was typed) lives
+      // only in the page, so a task that finishes here proves it kept its page.
+      const name = JSON.stringify(url.searchParams.get('name') ?? '');
+      response.end(`<!doctype html><title>Gated</title>
+        <input id="field" aria-label="Your name" oninput="document.getElementById('echo').textContent = this.value">
+        <p id="echo"></p><p id="gate">Gate closed</p>
+        <script>
+          setInterval(async () => {
+            const state = await fetch('/gate-state?name=' + encodeURIComponent(${name})).then((r) => r.text(), () => 'closed');
+            if (state === 'open') document.getElementById('gate').textContent = 'Gate open';
+          }, 200);
+        </script>`);
+    } else if (url.pathname === '/gate-state') {
+      response.setHeader('content-type', 'text/plain');
+      response.end(openGates.has(url.searchParams.get('name') ?? '') ? 'open' : 'closed');
+    } else if (url.pathname === '/form') {
       response.end(`<!doctype html><title>Sign up</title>
         <form action="/submit" method="get">
           <label for="email">Email</label><input id="email" name="email">
@@ -48,6 +70,7 @@ export async function startTaskPages(): Promise<TaskPages> {
   const { port } = server.address() as AddressInfo;
   return {
     url: (pathname, host = '127.0.0.1') => `http://${host}:${port}${pathname}`,
+    openGate: (name) => openGates.add(name),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

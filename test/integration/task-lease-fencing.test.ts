@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Database } from '../../db/client';
+import { applyMigrations } from '../../db/migrate';
+import { devices, hosts, tasks } from '../../db/schema';
+import { heartbeatHost, registerHost } from '../../server/domain/hosts/host-registry';
+import {
+  claimTasks,
+  failTasksOfLostHosts,
+  handOverTask,
+  releaseHostLeases,
+  renewLease,
+  taskPageIncarnation,
+} from '../../server/domain/tasks/task-lease';
+import { appendStep } from '../../server/domain/tasks/task-steps';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+// Two services never drive one task at once: the lease decides who may, every write of a
+// run is fenced by it, and a task is failed for its host only once that host is gone for
+// good, never because a live host's lease ran out.
+
+let testDb: TestDatabase;
+let database: Database;
+
+const LEASE_MS = 300;
+const HOST = 'host-a';
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = connectDatabase(testDb.url, 4);
+  await applyMigrations(database);
+  await registerHost(database.db, HOST, 'http://127.0.0.1:1');
+});
+afterAll(async () => {
+  await database?.close();
+  await testDb?.drop();
+});
+
+async function runningTask(hostId = HOST): Promise<{ id: string; deviceId: string; orgId: string }> {
+  const orgId = randomUUID();
+  const [device] = await database.db
+    .insert(devices)
+    .values({ orgId, spaceId: randomUUID(), name: 'd', region: 'local', status: 'active', idleSuspendSecs: 900, hostId })
+    .returning();
+  const [task] = await database.db
+    .insert(tasks)
+    .values({ orgId, spaceId: device!.spaceId, deviceId: device!.id, status: 'running', prompt: 'p', deadlineAt: new Date(Date.now() + 600_000) })
+    .returning();
+  await database.db.update(devices).set({ currentTaskId: task!.id }).where(eq(devices.id, device!.id));
+  return { id: task!.id, deviceId: device!.id, orgId };
+}
+
+const step = { type: 'action' as const, action: 'click "x"', url: null, title: null, note: null };
+
+describe('the task lease', () => {
+  it('refuses a second driver while the first holds the task, and the first once its lease was taken over', async () => {
+    const task = await runningTask();
+    const [claimedByA] = await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10);
+    expect(claimedByA?.id).toBe(task.id);
+
+    // B is refused everything while A holds the lease.
+    expect(await claimTasks(database.db, HOST, 'service-b', LEASE_MS, 10)).toEqual([]);
+    expect((await renewLease(database.db, claimedByA!, 'service-b', LEASE_MS)).held).toBe(false);
+    expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-b')).toBe(false);
+    expect(await taskPageIncarnation(database.db, task.id, 'service-b', 'incarnation-b')).toBeNull();
+    expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
+    expect(await taskPageIncarnation(database.db, task.id, 'service-a', 'incarnation-1')).toBe('incarnation-1');
+
+    // A is cut off past its lease (a partition): B takes the task over, and from then on
+    // nothing A does counts, however late it comes.
+    await sleep(LEASE_MS + 100);
+    const [claimedByB] = await claimTasks(database.db, HOST, 'service-b', 60_000, 10);
+    expect(claimedByB?.id).toBe(task.id);
+    expect((await renewLease(database.db, claimedByA!, 'service-a', LEASE_MS)).held).toBe(false);
+    expect(await appendStep(database.db, task.id, task.orgId, 2, step, 'service-a')).toBe(false);
+    expect(await handOverTask(database.db, task.id, 'service-a')).toBe(false);
+    // The page B continues on is the one the task built, as recorded by A's run.
+    expect(await taskPageIncarnation(database.db, task.id, 'service-b', 'incarnation-2')).toBe('incarnation-1');
+    const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
+    expect(row).toMatchObject({ status: 'running', leaseOwner: 'service-b', stepCount: 1 });
+  });
+
+  it('hands a run over with a handed_over step, for the next service of the host to claim at once', async () => {
+    const task = await runningTask();
+    await claimTasks(database.db, HOST, 'service-a', 60_000, 10);
+    expect(await handOverTask(database.db, task.id, 'service-a')).toBe(true);
+    const claimed = await claimTasks(database.db, HOST, 'service-c', 60_000, 10);
+    expect(claimed.map((row) => row.id)).toContain(task.id);
+    const actions = await database.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${task.id} order by seq`;
+    expect(actions.map((row) => row.action)).toEqual(['handed_over']);
+  });
+
+  it('frees at start what a dead process of the host held, with a driver_lost step', async () => {
+    const task = await runningTask();
+    await claimTasks(database.db, HOST, 'dead-process', 60_000, 10);
+    const freed = await releaseHostLeases(database.db, HOST, 'new-process');
+    expect(freed).toContain(task.id);
+    const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
+    expect(row!.leaseOwner).toBeNull();
+    const actions = await database.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${task.id} order by seq`;
+    expect(actions.map((step) => step.action)).toEqual(['driver_lost']);
+  });
+
+  it('fails a task for its host only once the host has been silent longer than browsers are kept', async () => {
+    await registerHost(database.db, 'host-silent', 'http://127.0.0.1:2');
+    const task = await runningTask('host-silent');
+    await claimTasks(database.db, 'host-silent', 'service-s', 50, 10);
+    await sleep(100);
+    // The lease ran out, but the host still writes its heartbeat: its next service continues the task.
+    await heartbeatHost(database.db, 'host-silent');
+    expect(await failTasksOfLostHosts(database.db, 2_000, [])).not.toContain(task.id);
+    // Silent past the keep time: the browser and the page are gone with the host.
+    await database.db.update(hosts).set({ heartbeatAt: sql`now() - interval '3 seconds'` }).where(eq(hosts.hostId, 'host-silent'));
+    expect(await failTasksOfLostHosts(database.db, 2_000, [])).toContain(task.id);
+    const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
+    expect(row).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
+  });
+});

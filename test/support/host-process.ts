@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { PROJECT_ROOT } from './service-process';
+
+export interface HostProcessOptions {
+  databaseUrl: string;
+  /** The host: its data directory (host id, keepers, profiles). */
+  dataDir: string;
+  port: number;
+  /** More environment, e.g. short leases or the browserless provider. */
+  env?: Record<string, string>;
+}
+
+/** One run of the real service (server/main.ts) on a data directory, as a process a test may signal or kill. */
+export interface HostProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Sends `signal` (SIGTERM: a deploy's hand-over; SIGINT: Ctrl-C; SIGKILL: a crash) and waits for the exit. */
+  stop(signal: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts the service as `npm start` would and waits until /readyz answers. Node itself runs
+ * with tsx as a loader, so a signal reaches the server (the tsx binary would be a wrapper
+ * process around it). Crash and restart tests use it on a data directory they keep across
+ * runs.
+ */
+export async function startHostProcess(options: HostProcessOptions): Promise<HostProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: PROJECT_ROOT,
+    env: {
+      ...process.env,
+      PORT: String(options.port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: options.databaseUrl,
+      OPERATOR_DATA_DIR: options.dataDir,
+      OPERATOR_SERVE_CONSOLE: 'false',
+      OPERATOR_WARM_BROWSERS: '0',
+      OPERATOR_LOG_LEVEL: 'error',
+      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+      OPERATOR_RATE_LIMIT_BURST: '2000',
+      ...options.env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before it was ready`);
+    const ready = await fetch(`${url}/readyz`).then((response) => response.ok, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('the service did not become ready within 60 s');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    url,
+    pid: child.pid!,
+    async stop(signal) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
