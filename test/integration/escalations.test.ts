@@ -301,10 +301,16 @@ describe('escalations', () => {
     const { task, delivery } = await parkWithQuestion('Across a restart?');
     await test.restart();
     expect((await resolveCall(delivery, { answer: 'yes' })).body.applied).toBe(true);
-    // The browser restarted with the server: the resumed task reopens the page it parked on.
+    // The browser outlived the server (a deploy): the task resumes on the page it parked on.
     expect(await waitForTaskEnd(api, task)).toMatchObject({ status: 'succeeded', result: 'Plain' });
-    const steps = (await readStream(`${test.url}/v1/tasks/${task}/events`, key)).frames.filter((frame) => frame.event === 'step').map((frame) => JSON.parse(frame.data!));
-    expect(steps.map((step) => [step.type, step.action, step.url])).toContainEqual(['observation', 'reopen_page', pages.url('/plain')]);
+  });
+
+  it('fails a parked task with device_lost when its page did not survive a restart, rather than answer on another page', async () => {
+    const { task, delivery } = await parkWithQuestion('After a Ctrl-C?');
+    // Ctrl-C closes the browsers: the device comes back on a new browser, without the page.
+    await test.restart('close');
+    expect(await waitForTaskEnd(api, task, 20_000)).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
+    expect((await resolveCall(delivery, { answer: 'yes' })).body.applied).toBe(false);
   });
 
 });

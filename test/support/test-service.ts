@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../../server/core/config';
 import { createApiKey, createOrganization, createSpace, type NewOrganization } from '../../server/domain/orgs/operator-admin';
 import { scopes, type Scope } from '../../server/domain/keys/scopes';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import { startService, type RunningService, type StopMode } from '../../server/assembly/start-service';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 export interface TestService {
@@ -15,8 +15,11 @@ export interface TestService {
   /** Environment the service was started with, for restarts. */
   env: Record<string, string>;
   stop(): Promise<void>;
-  /** Stops the server (keeping its database and data) and starts a new one on them. */
-  restart(): Promise<void>;
+  /**
+   * Stops the server (keeping its database and data) and starts a new one on them: by
+   * default as a deploy does (`handover`: browsers and tasks carry over), or `close`.
+   */
+  restart(mode?: StopMode): Promise<void>;
 }
 
 /**
@@ -59,8 +62,8 @@ export async function startTestService(env: Record<string, string> = {}, options
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
-    async restart() {
-      await handle.service.close();
+    async restart(mode: StopMode = 'handover') {
+      await handle.service.close(mode);
       const port = new URL(handle.url).port;
       service = await startService(loadConfig({ ...fullEnv, PORT: port }), options);
       handle.service = service;
