@@ -18,7 +18,7 @@ export function deviceIdleSuspend(services: Services): Worker {
       const abandoned = await failAbandonedCreates(services);
       if (abandoned > 0) services.log.warn({ abandoned }, 'devices left creating by a host that never came back were moved to error');
     },
-    (error) => services.log.error({ err: error }, 'device idle suspend failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'device idle suspend failed')),
   );
 }
 
@@ -31,6 +31,6 @@ export function deviceMeteringHeartbeat(services: Services): Worker {
     'device-metering-heartbeat',
     services.config.sweepIntervalMs,
     () => heartbeatDevices(services),
-    (error) => services.log.error({ err: error }, 'device metering heartbeat failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'device metering heartbeat failed')),
   );
 }
