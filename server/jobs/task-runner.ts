@@ -24,7 +24,7 @@ import { PeriodicTimer } from './periodic-timer';
 import type { Worker } from './worker';
 
 /** What the runner needs from the composition root. */
-export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store'>;
+export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store' | 'databaseAvailability'>;
 
 // Fallback poll for work: notifications start tasks at once; this only covers a
 // notification lost while the listener reconnected.
@@ -55,8 +55,10 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null
  *   lease taken over); whoever changed it has written its state, so the run writes nothing.
  * - `device_lost`: the device's browser died or the device left `active`.
  * - `shutdown`: this process is stopping; its browsers stop with it.
+ * - `database_unavailable`: the database stayed unreachable longer than
+ *   OPERATOR_DATABASE_GRACE_SECS; the task fails with service_unavailable once it is back.
  */
-type StopReason = 'released' | 'device_lost' | 'shutdown';
+type StopReason = 'released' | 'device_lost' | 'shutdown' | 'database_unavailable';
 
 interface Run {
   task: TaskRow;
@@ -72,7 +74,7 @@ interface Run {
  * device_lost and its slot freed.
  */
 export function taskRunner(deps: TaskRunnerDeps): Worker {
-  const { config, log } = deps;
+  const { config, log, databaseAvailability } = deps;
   const runs = new Map<string, Run>();
   const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
   let unsubscribe: () => void = () => undefined;
@@ -88,9 +90,10 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   }
 
   // Woken by submissions, resumes and ended runs; wake-ups during a claim make one more.
-  const claims = new SingleFlight(claimFreeSlots, (error) => log.error({ err: error }, 'task claim failed'));
-  const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), (error) => log.error({ err: error }, 'task claim failed'));
-  const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, (error) => log.error({ err: error }, 'task lease sweep failed'));
+  const claimFailed = databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task claim failed'));
+  const claims = new SingleFlight(claimFreeSlots, claimFailed);
+  const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), claimFailed);
+  const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task lease sweep failed')));
 
   function start(task: TaskRow): void {
     const controller = new AbortController();
@@ -116,13 +119,20 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       if (!lease.held) stop('released');
       else if (!lease.deviceHeld) stop('device_lost');
     };
-    // A missed heartbeat is survivable: the lease outlives three of them.
-    const heartbeatFailed = (error: unknown) => log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
+    // A missed heartbeat is survivable: the lease outlives three of them. While the
+    // database cannot be reached the run keeps its page and waits (its writes retry), up
+    // to the grace; past it the run stops, within one heartbeat.
+    const heartbeatFailed = (error: unknown) => {
+      if (!databaseAvailability.absorb(error)) log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
+      else if (databaseAvailability.unreachableForMs() >= config.db.graceMs) stop('database_unavailable');
+    };
     // Someone else changed the task (cancel, park): check whether it is still ours.
     const unsubscribeTask = deps.taskChannel.subscribe(task.id, (change) => {
       if (change !== 'step') checkLease().catch(heartbeatFailed);
     });
     const heartbeat = new PeriodicTimer(heartbeatMs, checkLease, heartbeatFailed);
+    // The end is written once the database answers, however long that takes (a stop gives up).
+    const end = (outcome: AgentOutcome) => databaseAvailability.retryWhileUnreachable(() => finish(task, outcome));
     heartbeat.start();
     // Started alongside the run (opening the screencast takes a moment the first step
     // need not wait for), and stopped before the task's end is written, so a client told
@@ -135,11 +145,16 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       await recording.stop();
       const reason = stopReason();
       if (reason === 'released') return;
-      await finish(task, reason === null ? outcome : { status: 'failed', error: 'device_lost' });
+      await end(reason === null ? outcome : { status: 'failed', error: reason === 'database_unavailable' ? 'service_unavailable' : 'device_lost' });
     } catch (error) {
-      log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
       await recording.stop();
-      await finish(task, { status: 'failed', error: 'internal_error' });
+      // A read the run could not make once it was stopped past the grace is that outage, not a bug.
+      if (stopReason() === 'database_unavailable' && databaseAvailability.absorb(error)) {
+        await end({ status: 'failed', error: 'service_unavailable' });
+        return;
+      }
+      log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
+      await end({ status: 'failed', error: 'internal_error' });
     } finally {
       unsubscribeTask();
       await recording.stop();
@@ -158,12 +173,15 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
       return { status: 'failed', error: 'device_lost' };
     }
-    const history = await taskHistory(deps.db, task.id);
+    // Reads and writes of the run wait out an unreachable database; the heartbeat stops
+    // the run (aborting `signal`) once the outage outlasts the grace.
+    const untilWritten = <T>(write: () => Promise<T>) => databaseAvailability.retryWhileUnreachable(write, signal);
+    const history = await untilWritten(() => taskHistory(deps.db, task.id));
     let seq = history.lastSeq;
     // Checked at submit; compiled again here, once per run.
     const compiled = task.outputSchema === null ? null : compileOutputSchema(task.outputSchema);
     // A credentials answer leaves the database here and lives only in this run's memory.
-    const credentials = new Map(Object.entries(await takeCredentials(deps.db, task.id)));
+    const credentials = new Map(Object.entries(await untilWritten(() => takeCredentials(deps.db, task.id))));
     return runAgent({
       task: {
         id: task.id,
@@ -182,13 +200,14 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
       recordStep: async (step: NewStep) => {
         seq += 1;
         const screenshotKey = await keepScreenshot(driver, task.id, seq);
-        const recorded = await appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey);
+        // The agent's next action waits until this step is recorded.
+        const recorded = await untilWritten(() => appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey));
         if (!recorded) {
           if (screenshotKey !== null) await deps.store.delete(screenshotKey).catch(() => undefined);
           stop('released');
         }
       },
-      recordModelCall: (usage) => addModelCall(deps.db, task.id, usage),
+      recordModelCall: (usage) => untilWritten(() => addModelCall(deps.db, task.id, usage)),
       downloads: {
         limits: async () => ({ maxBytes: await downloadBytesLeft(task.id), timeoutMs: DOWNLOAD_TIMEOUT_MS }),
         // Asked again once the file is there: another download of the task may have been kept meanwhile.
@@ -242,9 +261,14 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
   async function sweep(): Promise<void> {
     await extendStartDeadlines(deps.db, deps.hostId, config.agent.leaseMs);
     // This process's own runs are alive whatever their lease says (a heartbeat delayed by
-    // a loaded machine): only the runs of others can be dead.
-    const failed = await failExpiredLeases(deps.db, [...runs.keys()]);
-    if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
+    // a loaded machine): only the runs of others can be dead. After a database outage,
+    // every instance's leases may have run out while their runs lived on: the sweep waits
+    // one lease period from the database's return, in which a live owner's heartbeat (every
+    // third of it) has renewed, so only the leases of owners that died stay expired.
+    if (databaseAvailability.reachableForMs() >= config.agent.leaseMs) {
+      const failed = await failExpiredLeases(deps.db, [...runs.keys()]);
+      if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose lease expired were failed with device_lost');
+    }
     const orphaned = await failParkedTasksWithoutDevice(deps.db);
     if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device was lost or deleted were failed with device_lost');
   }
