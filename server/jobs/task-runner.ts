@@ -142,6 +142,8 @@ export function taskRunner(deps: TaskRunnerDeps): Worker {
     const recording = { stop: async () => (await started).stop() };
     try {
       const outcome = await runOnDevice(task, signal, stop);
+      // Storing the video writes its row: a run stopped by an outage stores it once the database is back.
+      await databaseAvailability.whenReachable();
       await recording.stop();
       const reason = stopReason();
       if (reason === 'released') return;
