@@ -17,11 +17,26 @@ export interface Database {
   close(): Promise<void>;
 }
 
+// While the server is down, a query must fail within seconds (the API answers 503, the
+// workers wait) rather than hang: a connection attempt that gets no answer gives up after
+// CONNECT_TIMEOUT_SECS. postgres.js also waits before each new attempt of a connection
+// whose last one failed, growing to 20 s by default; a request arriving then waited that
+// long for its 503, and the first queries after the outage as long for the server that
+// was back. Capped at half a second: attempts are one per query, never a busy loop.
+const CONNECT_TIMEOUT_SECS = 3;
+const MAX_RECONNECT_DELAY_SECS = 0.5;
+
+function reconnectDelaySecs(failedAttempts: number): number {
+  return Math.min(0.05 * 2 ** failedAttempts, MAX_RECONNECT_DELAY_SECS);
+}
+
 export function connectDatabase(url: string, poolSize: number): Database {
   const applicationName = `browser-device-operator/${randomBytes(4).toString('hex')}`;
   const sql = postgres(url, {
     max: poolSize,
     onnotice: () => {},
+    connect_timeout: CONNECT_TIMEOUT_SECS,
+    backoff: reconnectDelaySecs,
     // Timestamps come back as Date objects; the API formats them (RFC 3339, ms, UTC).
     connection: { application_name: applicationName, TimeZone: 'UTC' },
   });

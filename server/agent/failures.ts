@@ -24,6 +24,7 @@ export const FailureCodeSchema = z.enum([
   'download_failed',
   'download_too_large',
   'timeout',
+  'service_unavailable',
   'internal_error',
 ]);
 export type FailureCode = z.infer<typeof FailureCodeSchema>;
@@ -55,6 +56,8 @@ export const FAILURE_DETAILS = {
   // OPERATOR_DOWNLOAD_MAX_FILE_BYTES, or what OPERATOR_DOWNLOAD_MAX_TASK_BYTES left for the task.
   download_too_large: 'A download was larger than the task may keep.',
   timeout: 'The task did not finish within its time limit.',
+  // The database stayed unreachable past OPERATOR_DATABASE_GRACE_SECS while the task ran.
+  service_unavailable: "The service's database was unreachable for longer than the task could wait.",
   // Used by the task runner when runAgent throws (a bug or a failing step store).
   internal_error: 'The task stopped because of an internal error in the service.',
 } as const satisfies Record<FailureCode, string>;

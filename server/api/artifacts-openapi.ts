@@ -9,7 +9,7 @@ type ErrorResponses = (codes: readonly ApiErrorCode[], withRateLimitHeaders: boo
 const NOT_FOUND_RECORDING: ApiErrorCode[] = ['recording_not_found'];
 
 /** What every byte route can answer besides its own not-found code. */
-const BYTE_ROUTE_ERRORS: ApiErrorCode[] = ['invalid_api_key', 'insufficient_scope', 'rate_limited', 'range_not_satisfiable', 'internal_error'];
+const BYTE_ROUTE_ERRORS: ApiErrorCode[] = ['invalid_api_key', 'insufficient_scope', 'rate_limited', 'range_not_satisfiable', 'internal_error', 'service_unavailable'];
 
 const rangeHeader = {
   name: 'Range',

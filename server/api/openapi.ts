@@ -94,6 +94,8 @@ export function errorCodesOf(name: string, meta: Meta, operation: Operation): Ap
   }
   for (const code of routeErrors[name] ?? []) codes.add(code);
   codes.add('internal_error');
+  // Every route reads the database, at least to authenticate.
+  codes.add('service_unavailable');
   return [...codes];
 }
 

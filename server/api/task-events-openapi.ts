@@ -23,7 +23,7 @@ export const taskEventsComponents = {
   },
 };
 
-const STREAM_ERRORS: ApiErrorCode[] = ['invalid_cursor', 'invalid_api_key', 'insufficient_scope', 'task_not_found', 'rate_limited', 'too_many_streams', 'internal_error'];
+const STREAM_ERRORS: ApiErrorCode[] = ['invalid_cursor', 'invalid_api_key', 'insufficient_scope', 'task_not_found', 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'];
 
 /** The stream's entry in the OpenAPI document (raw routes are not generated from tRPC). */
 export function taskEventsOpenApiPath(errorResponses: (codes: readonly ApiErrorCode[], withRateLimitHeaders: boolean) => Record<string, unknown>) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseApiKey, maskApiKey } from '../domain/keys/api-key-format';
-import { ApiError } from '../core/errors';
+import { ApiError, serviceUnavailable } from '../core/errors';
 import { CONSOLE_ARTIFACTS_PREFIX } from '../console/console-artifact-urls';
 import { createConsoleArtifactsHandler } from '../console/console-artifacts';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
@@ -55,7 +55,12 @@ export function createRequestRouter(options: RequestRouterOptions) {
     if (path === '/healthz') return sendJson(res, 200, { ok: true });
     if (path === '/readyz') {
       const readiness = await options.readiness();
-      return sendJson(res, readiness.ok ? 200 : 503, readiness);
+      if (readiness.ok || readiness.reason !== 'database_unreachable') return sendJson(res, readiness.ok ? 200 : 503, readiness);
+      // The answer every route gives meanwhile, so a probe and a client read it alike.
+      const unavailable = serviceUnavailable();
+      res.writeHead(unavailable.status, { ...unavailable.headers, 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ ...readiness, ...unavailable.toBody(requestId) }));
+      return;
     }
     if (path === '/metrics') return serveMetrics(req, res, requestId, { metrics: options.metrics, token: metricsToken, log: options.services.log, authThrottle: options.services.authThrottle });
     if (path === '/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {

@@ -48,6 +48,7 @@ import { taskRunner } from '../jobs/task-runner';
 import { webhookDeliveryWorker } from '../jobs/webhook-delivery';
 import type { Worker } from '../jobs/worker';
 import { createLogger } from '../core/log';
+import { DatabaseAvailability } from '../core/database-availability';
 import { startConsole } from './next-console';
 import type { FileLock } from '../os/file-lock';
 import type { Services } from '../services/services';
@@ -133,11 +134,13 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   });
   // One screencast per device, shared by live-view sockets and recordings.
   const deviceViews = new DeviceViews(browserPool);
+  const databaseAvailability = new DatabaseAvailability(() => database.sql`select 1`, log);
   const services: Services = {
     config,
     db: database.db,
     sql: database.sql,
     log,
+    databaseAvailability,
     instanceId: `${process.pid}-${randomUUID().slice(0, 8)}`,
     hostId,
     browserPool,
@@ -145,8 +148,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
-    taskChannel: await TaskChannel.start(database.sql, (error) => log.error({ err: error }, 'task channel unlisten failed')),
-    keyRevocations: await KeyRevocations.start(database.sql, database.db, (error) => log.error({ err: error }, 'key revocation check failed')),
+    taskChannel: await TaskChannel.start(database.sql, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task channel unlisten failed'))),
+    keyRevocations: await KeyRevocations.start(database.sql, database.db, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'key revocation check failed'))),
     store,
     recorder: new Recorder({ db: database.db, store, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, log }),
   };
@@ -156,14 +159,18 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   // disconnect takes to surface: immediate for a local process). Tracked so shutdown
   // waits for the last of these writes before the database closes.
   const deviceWrites = new Set<Promise<void>>();
-  const trackDeviceWrite = (deviceId: string, write: Promise<void>, failure: string) => {
-    const tracked = write.catch((error: unknown) => log.error({ err: error, deviceId }, failure)).finally(() => deviceWrites.delete(tracked));
+  // A write about a device's browser waits out a database outage: it must not be lost.
+  const trackDeviceWrite = (deviceId: string, write: () => Promise<void>, failure: string) => {
+    const tracked = databaseAvailability
+      .retryWhileUnreachable(write)
+      .catch((error: unknown) => log.error({ err: error, deviceId }, failure))
+      .finally(() => deviceWrites.delete(tracked));
     deviceWrites.add(tracked);
   };
-  services.browserPool.onDeviceLost((deviceId) => trackDeviceWrite(deviceId, markDeviceLost(services, deviceId), 'could not mark a lost device'));
+  services.browserPool.onDeviceLost((deviceId) => trackDeviceWrite(deviceId, () => markDeviceLost(services, deviceId), 'could not mark a lost device'));
   // Which browser runs each device: parked tasks know by it whether their page survived.
   services.browserPool.onDeviceLaunched((deviceId, handle) =>
-    trackDeviceWrite(deviceId, recordDeviceBrowser(services, deviceId, handle), 'could not record a device\'s browser'),
+    trackDeviceWrite(deviceId, () => recordDeviceBrowser(services, deviceId, handle), 'could not record a device\'s browser'),
   );
   await reconcileHostDevices({ ...services, dataDir: config.dataDir });
   // The tasks a previous process of this host was driving continue here, at once.
@@ -205,7 +212,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   });
   const readiness = async (): Promise<Readiness> => {
     if (!ready) return { ok: false, reason: 'starting_or_stopping' };
-    if (!(await databaseAnswers(database))) return { ok: false, reason: 'database_unreachable' };
+    if (!databaseAvailability.reachable || !(await databaseAnswers(database, databaseAvailability))) return { ok: false, reason: 'database_unreachable' };
     if (!(await services.browserPool.isProviderReachable())) return { ok: false, reason: 'browser_provider_unreachable' };
     return { ok: true };
   };
@@ -252,6 +259,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     close(mode: StopMode = 'close') {
       closing ??= (async () => {
         ready = false;
+        // What waits for the database to come back gives up: a stop must not hang on an outage.
+        databaseAvailability.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // Event streams would hold the server open; their clients resume with after_seq.
@@ -287,11 +296,14 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
 // A readiness probe must not hang on a stuck database: past this it answers 503.
 const READINESS_TIMEOUT_MS = 1_000;
 
-async function databaseAnswers(database: OpenDatabase): Promise<boolean> {
+async function databaseAnswers(database: OpenDatabase, availability: DatabaseAvailability): Promise<boolean> {
   const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), READINESS_TIMEOUT_MS).unref());
   const probe = database.sql`select 1`.then(
     () => true,
-    () => false,
+    (error: unknown) => {
+      availability.absorb(error);
+      return false;
+    },
   );
   return Promise.race([probe, timeout]);
 }

@@ -63,6 +63,8 @@ const EnvSchema = z.object({
   OPERATOR_DATA_DIR: z.string().default('.data'),
   OPERATOR_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   OPERATOR_DB_POOL_SIZE: positiveInt(20),
+  // How long a running task waits out an unreachable database before it fails with service_unavailable.
+  OPERATOR_DATABASE_GRACE_SECS: positiveInt(60),
   OPERATOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   OPERATOR_BROWSER: z.enum(['local', 'browserless']).default('local'),
@@ -193,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     db: {
       url: e.DATABASE_URL,
       poolSize: e.OPERATOR_DB_POOL_SIZE,
+      graceMs: e.OPERATOR_DATABASE_GRACE_SECS * 1000,
       embedded: { dir: path.join(dataDir, 'postgres'), port: e.OPERATOR_EMBEDDED_PG_PORT },
     },
     dataDir,

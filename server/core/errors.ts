@@ -1,3 +1,5 @@
+import { isDatabaseUnreachable } from './database-unreachable';
+
 // Every error code a client can see (CONTRACT.md), its HTTP status and its default
 // one-sentence message. `satisfies` makes a new code without a row a type error.
 const ERROR_TABLE = {
@@ -39,6 +41,7 @@ const ERROR_TABLE = {
   too_many_sockets: { status: 429, message: 'This session has as many live-view sockets open as it may; close one first.' },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
+  service_unavailable: { status: 503, message: 'The service cannot reach its database right now; retry after the time given in Retry-After.' },
   // The operators' own tools, the console and the admin CLI (docs/api.md, "Operator
   // console"). Never an answer of /v1, so its OpenAPI document leaves them out.
   invalid_console_key: { status: 401, message: 'That console key is not valid.', operatorTools: true },
@@ -103,12 +106,24 @@ export function invalidRequest(param: string | undefined, message?: string): Api
   return new ApiError('invalid_request', { param, message });
 }
 
+// What a client waiting out a database outage is told: about twice the time the service
+// takes to notice the database is back (database-availability.ts probes every second).
+export const DATABASE_RETRY_AFTER_SECS = 2;
+
 /**
- * What a client is shown for anything thrown: an ApiError as it is; anything else is the
- * fixed internal_error, and `unexpected` tells the caller to log the original.
+ * What a client is shown for anything thrown: an ApiError as it is; a database that could
+ * not be reached is 503 service_unavailable, expected and logged once elsewhere
+ * (database-availability.ts); anything else is the fixed internal_error, and `unexpected`
+ * tells the caller to log the original.
  */
 export function asApiError(error: unknown): { apiError: ApiError; unexpected: boolean } {
-  return error instanceof ApiError ? { apiError: error, unexpected: false } : { apiError: new ApiError('internal_error'), unexpected: true };
+  if (error instanceof ApiError) return { apiError: error, unexpected: false };
+  if (isDatabaseUnreachable(error)) return { apiError: serviceUnavailable(), unexpected: false };
+  return { apiError: new ApiError('internal_error'), unexpected: true };
+}
+
+export function serviceUnavailable(): ApiError {
+  return new ApiError('service_unavailable', { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECS) } });
 }
 
 /** The codes /v1 answers with: the enum of its OpenAPI document's error body. */

@@ -255,7 +255,7 @@ export class CdpGateway {
         if (connection !== undefined) this.#end(connection, reason);
       }
     } catch (error) {
-      this.#services.log.warn({ err: error }, 'could not check CDP connections');
+      if (!this.#services.databaseAvailability.absorb(error)) this.#services.log.warn({ err: error }, 'could not check CDP connections');
     }
   }
 
@@ -265,7 +265,7 @@ export class CdpGateway {
       const closed = await closeAbandonedCdpConnections(this.#services.db, null);
       if (closed > 0) this.#services.log.warn({ closed }, 'closed CDP connections whose instance stopped renewing them');
     } catch (error) {
-      this.#services.log.warn({ err: error }, 'could not renew CDP connections');
+      if (!this.#services.databaseAvailability.absorb(error)) this.#services.log.warn({ err: error }, 'could not renew CDP connections');
     }
   }
 }

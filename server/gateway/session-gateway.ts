@@ -261,7 +261,7 @@ export class SessionGateway {
         this.#stillLive(connection);
       }
     } catch (error) {
-      this.#services.log.warn({ err: error, sessionId }, 'could not re-read a session after a change');
+      if (!this.#services.databaseAvailability.absorb(error)) this.#services.log.warn({ err: error, sessionId }, 'could not re-read a session after a change');
     }
   }
 

@@ -1,5 +1,5 @@
 import { adoptDevicesOfDeadHosts } from '../domain/devices/device-adoption';
-import { HOST_HEARTBEAT_MS } from '../domain/hosts/host-registry';
+import { HOST_DEAD_MS, HOST_HEARTBEAT_MS } from '../domain/hosts/host-registry';
 import { closeStrayBrowsers, failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
 import type { Services } from '../services/services';
 import { periodicWorker, type Worker } from './worker';
@@ -20,7 +20,7 @@ export function deviceIdleSuspend(services: Services): Worker {
       const abandoned = await failAbandonedCreates(services);
       if (abandoned > 0) services.log.warn({ abandoned }, 'devices left creating by a host that never came back were moved to error');
     },
-    (error) => services.log.error({ err: error }, 'device idle suspend failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'device idle suspend failed')),
   );
 }
 
@@ -33,7 +33,7 @@ export function deviceMeteringHeartbeat(services: Services): Worker {
     'device-metering-heartbeat',
     services.config.sweepIntervalMs,
     () => heartbeatDevices(services),
-    (error) => services.log.error({ err: error }, 'device metering heartbeat failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'device metering heartbeat failed')),
   );
 }
 
@@ -47,9 +47,12 @@ export function deviceAdoption(services: Services): Worker {
     'device-adoption',
     HOST_HEARTBEAT_MS,
     async () => {
+      // After a database outage every host's heartbeat is stale: live hosts first get the
+      // time a dead one needs to look dead, to write theirs again.
+      if (services.databaseAvailability.reachableForMs() < HOST_DEAD_MS) return;
       const adopted = await adoptDevicesOfDeadHosts(services, services.browserPool.capacity - services.browserPool.size);
       if (adopted.length > 0) services.log.warn({ deviceIds: adopted }, 'adopted the devices of a host that stopped answering');
     },
-    (error) => services.log.error({ err: error }, 'device adoption failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'device adoption failed')),
   );
 }

@@ -57,10 +57,10 @@ export function escalationWorker(services: Services): Worker {
       await Promise.all(
         claimed.map((delivery) =>
           // The lease stays on an error, so the attempt is made again once it runs out.
-          deliver(delivery).catch((error: unknown) => log.error({ err: error, escalationId: delivery.id }, 'escalation delivery could not be recorded')),
+          deliver(delivery).catch(services.databaseAvailability.reportingOthers((error) => log.error({ err: error, escalationId: delivery.id }, 'escalation delivery could not be recorded'))),
         ),
       );
     },
-    (error) => log.error({ err: error }, 'escalation sweep failed'),
+    services.databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'escalation sweep failed')),
   );
 }

@@ -7,8 +7,11 @@ import { periodicWorker, type Worker } from './worker';
  * host's devices on a shared browser pool are adopted, and once it has been silent for
  * longer than browsers outlive their service, its tasks are failed.
  */
-export function hostHeartbeat(deps: Pick<Services, 'db' | 'hostId' | 'log'>): Worker {
-  return periodicWorker('host-heartbeat', HOST_HEARTBEAT_MS, () => heartbeatHost(deps.db, deps.hostId), (error) =>
-    deps.log.warn({ err: error }, 'host heartbeat failed'),
+export function hostHeartbeat(deps: Pick<Services, 'db' | 'hostId' | 'log' | 'databaseAvailability'>): Worker {
+  return periodicWorker(
+    'host-heartbeat',
+    HOST_HEARTBEAT_MS,
+    () => heartbeatHost(deps.db, deps.hostId),
+    deps.databaseAvailability.reportingOthers((error) => deps.log.warn({ err: error }, 'host heartbeat failed')),
   );
 }

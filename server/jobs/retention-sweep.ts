@@ -16,6 +16,6 @@ export function retentionSweep(services: Services): Worker {
       await deleteExpiredConsoleSessions(services.db);
       await pruneArtifacts(services.db, services.store, services.config.artifacts.retentionMs);
     },
-    (error) => services.log.error({ err: error }, 'retention sweep failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'retention sweep failed')),
   );
 }

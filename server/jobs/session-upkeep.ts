@@ -14,6 +14,6 @@ export function sessionUpkeep(services: Services): Worker {
       const dropped = await dropLapsedHolds(services);
       if (dropped > 0) services.log.info({ dropped }, 'takeover holds lapsed; their tasks resumed');
     },
-    (error) => services.log.error({ err: error }, 'session upkeep failed'),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'session upkeep failed')),
   );
 }

@@ -26,7 +26,7 @@ import { gatedPageDriver } from './gated-page-driver';
 import { ActionError } from '../browser';
 
 /** What the runner needs from the composition root. */
-export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store'>;
+export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store' | 'databaseAvailability'>;
 
 // Fallback poll for work: notifications start tasks at once; this only covers a
 // notification lost while the listener reconnected.
@@ -71,8 +71,10 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null
  * - `handover`: this process is stopping and its browsers outlive it (a deploy): the task
  *   stays `running` for the next service of this host, which continues on the same page.
  * - `shutdown`: this process is stopping and closing its browsers (Ctrl-C, retiring the host).
+ * - `database_unavailable`: the database stayed unreachable longer than
+ *   OPERATOR_DATABASE_GRACE_SECS; the task fails with service_unavailable once it is back.
  */
-type StopReason = 'released' | 'device_lost' | 'handover' | 'shutdown';
+type StopReason = 'released' | 'device_lost' | 'handover' | 'shutdown' | 'database_unavailable';
 
 interface Run {
   task: TaskRow;
@@ -95,7 +97,7 @@ export interface TaskRunner extends Worker {
  * device_lost and its slot freed.
  */
 export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
-  const { config, log } = deps;
+  const { config, log, databaseAvailability } = deps;
   const runs = new Map<string, Run>();
   const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
   let unsubscribe: () => void = () => undefined;
@@ -112,9 +114,10 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   }
 
   // Woken by submissions, resumes and ended runs; wake-ups during a claim make one more.
-  const claims = new SingleFlight(claimFreeSlots, (error) => log.error({ err: error }, 'task claim failed'));
-  const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), (error) => log.error({ err: error }, 'task claim failed'));
-  const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, (error) => log.error({ err: error }, 'task lease sweep failed'));
+  const claimFailed = databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task claim failed'));
+  const claims = new SingleFlight(claimFreeSlots, claimFailed);
+  const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), claimFailed);
+  const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task lease sweep failed')));
 
   function start(task: TaskRow, claimedAt: number): void {
     const controller = new AbortController();
@@ -163,8 +166,13 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       else if (!lease.deviceHeld) stop('device_lost');
       else leaseHeldUntil = Math.max(leaseHeldUntil, sentAt + config.agent.leaseMs - LEASE_SAFETY_MS);
     };
-    // A missed heartbeat is survivable: the lease outlives three of them.
-    const heartbeatFailed = (error: unknown) => log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
+    // A missed heartbeat is survivable: the lease outlives three of them. While the
+    // database cannot be reached the run keeps its page and waits (its writes retry), up
+    // to the grace; past it the run stops, within one heartbeat.
+    const heartbeatFailed = (error: unknown) => {
+      if (!databaseAvailability.absorb(error)) log.warn({ err: error, taskId: task.id }, 'task heartbeat failed');
+      else if (databaseAvailability.unreachableForMs() >= config.db.graceMs) stop('database_unavailable');
+    };
     /**
      * Before every page action: a run being handed over stops here, and a run acts only
      * while its lease surely holds, so two services never drive one page at once (a
@@ -186,6 +194,8 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       if (change !== 'step') checkLease().catch(heartbeatFailed);
     });
     const heartbeat = new PeriodicTimer(heartbeatMs, checkLease, heartbeatFailed);
+    // The end is written once the database answers, however long that takes (a stop gives up).
+    const end = (outcome: AgentOutcome) => databaseAvailability.retryWhileUnreachable(() => finish(task, outcome));
     heartbeat.start();
     // Started alongside the run (opening the screencast takes a moment the first step
     // need not wait for), and stopped before the task's end is written, so a client told
@@ -195,18 +205,25 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const recording = { stop: async () => (await started).stop() };
     try {
       const outcome = await runOnDevice(task, control.signal, stop, beforeAction);
+      // Storing the video writes its row: a run stopped by an outage stores it once the database is back.
+      await databaseAvailability.whenReachable();
       await recording.stop();
       const reason = stopReason();
       if (reason === 'released') return;
       if (reason === 'handover') {
-        await handOverTask(deps.db, task.id, deps.instanceId);
+        await databaseAvailability.retryWhileUnreachable(() => handOverTask(deps.db, task.id, deps.instanceId));
         return;
       }
-      await finish(task, reason === null ? outcome : { status: 'failed', error: 'device_lost' });
+      await end(reason === null ? outcome : { status: 'failed', error: reason === 'database_unavailable' ? 'service_unavailable' : 'device_lost' });
     } catch (error) {
-      log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
       await recording.stop();
-      await finish(task, { status: 'failed', error: 'internal_error' });
+      // A read the run could not make once it was stopped past the grace is that outage, not a bug.
+      if (stopReason() === 'database_unavailable' && databaseAvailability.absorb(error)) {
+        await end({ status: 'failed', error: 'service_unavailable' });
+        return;
+      }
+      log.error({ err: error, taskId: task.id }, 'agent run threw; task failed with internal_error');
+      await end({ status: 'failed', error: 'internal_error' });
     } finally {
       unsubscribeTask();
       await recording.stop();
@@ -236,12 +253,15 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
       return { status: 'failed', error: 'device_lost' };
     }
-    const history = await taskHistory(deps.db, task.id);
+    // Reads and writes of the run wait out an unreachable database; the heartbeat stops
+    // the run (aborting `signal`) once the outage outlasts the grace.
+    const untilWritten = <T>(write: () => Promise<T>) => databaseAvailability.retryWhileUnreachable(write, signal);
+    const history = await untilWritten(() => taskHistory(deps.db, task.id));
     let seq = history.lastSeq;
     // Checked at submit; compiled again here, once per run.
     const compiled = task.outputSchema === null ? null : compileOutputSchema(task.outputSchema);
     // A credentials answer leaves the database here and lives only in this run's memory.
-    const credentials = new Map(Object.entries(await takeCredentials(deps.db, task.id)));
+    const credentials = new Map(Object.entries(await untilWritten(() => takeCredentials(deps.db, task.id))));
     return runAgent({
       task: {
         id: task.id,
@@ -260,13 +280,14 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       recordStep: async (step: NewStep) => {
         seq += 1;
         const screenshotKey = await keepScreenshot(driver, task.id, seq);
-        const recorded = await appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey);
+        // The agent's next action waits until this step is recorded.
+        const recorded = await untilWritten(() => appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey));
         if (!recorded) {
           if (screenshotKey !== null) await deps.store.delete(screenshotKey).catch(() => undefined);
           stop('released');
         }
       },
-      recordModelCall: (usage) => addModelCall(deps.db, task.id, usage),
+      recordModelCall: (usage) => untilWritten(() => addModelCall(deps.db, task.id, usage)),
       downloads: {
         limits: async () => ({ maxBytes: await downloadBytesLeft(task.id), timeoutMs: DOWNLOAD_TIMEOUT_MS }),
         // Asked again once the file is there: another download of the task may have been kept meanwhile.
@@ -319,9 +340,12 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
 
   async function sweep(): Promise<void> {
     // This process's own runs are alive whatever their lease says (a heartbeat delayed by
-    // a loaded machine): only the runs of others can be lost.
-    const failed = await failTasksOfLostHosts(deps.db, config.browser.keepMs, [...runs.keys()]);
-    if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose host is gone for good were failed with device_lost');
+    // a loaded machine): only the runs of others can be lost. After a database outage every
+    // host's heartbeat is stale: the sweep waits until hosts have had time to write theirs.
+    if (databaseAvailability.reachableForMs() >= config.agent.leaseMs) {
+      const failed = await failTasksOfLostHosts(deps.db, config.browser.keepMs, [...runs.keys()]);
+      if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose host is gone for good were failed with device_lost');
+    }
     const orphaned = await failParkedTasksWithoutDevice(deps.db);
     if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device or page was lost were failed with device_lost');
   }

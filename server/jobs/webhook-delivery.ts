@@ -93,7 +93,7 @@ export function webhookDeliveryWorker(services: Services): Worker {
   function launch(delivery: ClaimedDelivery): void {
     const running = attempt(delivery)
       // The lease stays in place on an error, so the attempt is retried once it runs out.
-      .catch((error: unknown) => log.error({ err: error, delivery: delivery.id }, 'webhook delivery could not be recorded'))
+      .catch(services.databaseAvailability.reportingOthers((error) => log.error({ err: error, delivery: delivery.id }, 'webhook delivery could not be recorded')))
       .finally(() => {
         inFlight.delete(running);
         // Refilled in batches: one claim for half the slots costs about what a claim for
@@ -116,8 +116,9 @@ export function webhookDeliveryWorker(services: Services): Worker {
   }
 
   // Woken by NOTIFY, by the idle timer and by finished attempts; wakes during a pass make one more.
+  const reportPumpError = services.databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'webhook delivery pump failed'));
   const pumps = new SingleFlight(pump, (error) => {
-    log.error({ err: error }, 'webhook delivery pump failed');
+    reportPumpError(error);
     scheduleIdleWake(MAX_IDLE_MS);
   });
 

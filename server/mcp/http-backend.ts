@@ -2,7 +2,7 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import { appRouter } from '../api/router';
 import { findStepScreenshot, STEP_SCREENSHOT_SCOPES } from '../api/tasks/get-step-screenshot';
-import { ApiError } from '../core/errors';
+import { ApiError, asApiError } from '../core/errors';
 import { parsePublicId } from '../domain/ids';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { authorizeRequest } from '../http/authorize';
@@ -91,9 +91,10 @@ export function httpBackend(services: Services, following: McpFollowing, req: In
       return { taskId, terminal };
     },
     errorBody(error) {
-      const unwrapped = unwrapTrpcError(error);
-      if (!(unwrapped instanceof ApiError)) return null;
-      const { code, message, param } = unwrapped.toBody('').error;
+      // An unreachable database is the service's answer too (service_unavailable).
+      const { apiError, unexpected } = asApiError(unwrapTrpcError(error));
+      if (unexpected) return null;
+      const { code, message, param } = apiError.toBody('').error;
       return { code, message, ...(param === undefined ? {} : { param }) };
     },
   };

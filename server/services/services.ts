@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { Db } from '../../db/client';
 import type { BrowserPool } from '../browser';
 import type { Config } from '../core/config';
+import type { DatabaseAvailability } from '../core/database-availability';
 import type { Authenticator } from '../domain/keys/authenticate';
 import type { KeyRevocations } from '../domain/keys/key-revocations';
 import type { CursorCodec } from '../domain/pagination/cursor';
@@ -22,6 +23,8 @@ export interface Services {
   db: Db;
   sql: postgres.Sql;
   log: Logger;
+  /** Whether the database answers right now: workers note outages there and wait for its return. */
+  databaseAvailability: DatabaseAvailability;
   /** Identifies this server process among instances sharing the database. */
   instanceId: string;
   /**

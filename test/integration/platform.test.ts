@@ -131,7 +131,8 @@ describe('readiness', () => {
       await probed.database.drop();
       const ready = await fetch(`${probed.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ ok: false, reason: 'database_unreachable' });
+      expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(await ready.json()).toMatchObject({ ok: false, reason: 'database_unreachable', error: { code: 'service_unavailable' } });
       expect((await fetch(`${probed.url}/healthz`)).status).toBe(200);
     } finally {
       await probed.stop().catch(() => undefined);

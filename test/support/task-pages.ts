@@ -60,6 +60,11 @@ export async function startTaskPages(): Promise<TaskPages> {
         <input id="field" aria-label="Your name" oninput="document.getElementById('echo').textContent = this.value">
         <p id="echo" style="margin-top: 120px"></p>
         <h1 style="margin: 40px 20px 0">Customer details</h1><p style="margin: 8px 20px">Type the customer's name in the field above.</p>`);
+    } else if (url.pathname === '/late') {
+      // Text that appears `ms` after the page loaded, for a `wait for` that spans a while.
+      const ms = Number(url.searchParams.get('ms') ?? '1000');
+      response.end(`<!doctype html><title>Late</title><p id="status">Waiting</p>
+        <script>setTimeout(() => { document.getElementById('status').textContent = 'Arrived at last'; }, ${ms});</script>`);
     } else if (url.pathname === '/plain') {
       response.end('<!doctype html><title>Plain</title><p id="text">Nothing happens here</p>');
     } else {
