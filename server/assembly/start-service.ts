@@ -31,6 +31,7 @@ import { TaskChannel } from '../domain/channels/task-channel';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { CdpGateway } from '../gateway/cdp-gateway';
 import { DeviceViews } from '../gateway/device-views';
+import type { ReconnectReason } from '../gateway/reconnect-closes';
 import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
@@ -61,6 +62,12 @@ export interface RunningService {
   database: OpenDatabase;
   /** Graceful stop: no new connections, in-flight requests finish, workers stop, pools close. */
   close(): Promise<void>;
+  /**
+   * The device's browser leaves this instance (handed over to another): its live-view and
+   * CDP clients here are closed with 1012 and reconnect to wherever it runs next.
+   * `deviceId` is the device's row id (devices.id), not its public `dev_` id.
+   */
+  closeForDevice(deviceId: string, reason: ReconnectReason): void;
 }
 
 // How long shutdown waits for in-flight requests before cutting connections.
@@ -233,6 +240,10 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     url,
     services,
     database,
+    closeForDevice(deviceId, reason) {
+      gateway.closeForDevice(deviceId, reason);
+      cdpGateway.closeForDevice(deviceId, reason);
+    },
     close() {
       closing ??= (async () => {
         ready = false;
@@ -240,9 +251,9 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         server.closeIdleConnections();
         // Event streams would hold the server open; their clients resume with after_seq.
         eventStreams.endAll();
-        // So would live-view sockets; their clients reconnect to the next instance.
+        // So would live-view and CDP sockets: closed with 1012, their clients reconnect to the
+        // next instance with the same token or cdp_url (CDP sessions keep their slots meanwhile).
         await gateway.close();
-        // CDP connections end (recorded, slots freed, their videos stored); their clients connect anew.
         await cdpGateway.close();
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;
