@@ -2,7 +2,7 @@
 // close frame that asks (the gateways send it) and the backoff of the reconnection (the
 // console's live view follows it). Pure, so the server and the browser bundle share it.
 // The SDK is published without this repository around it and keeps a copy of its own
-// (sdk/src/reconnect-policy.ts), checked against this one by sdk/test/reconnect-policy.test.ts.
+// (sdk/src/reconnect-on-restart.ts), checked against this one by sdk/test/reconnect-on-restart.test.ts.
 
 /**
  * The close frame of a socket whose client should open it again, with the same URL or
