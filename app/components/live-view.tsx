@@ -24,7 +24,7 @@ const STATE_LABELS: Record<LiveState, { label: string; color: string }> = {
 const NAMED_KEYS = new Set(['Enter', 'Backspace', 'Delete', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
 
 /** Why the gateway closed a socket, as a person reads it (close reasons are CONTRACT.md codes). */
-function closedSentence(code: number, reason: string): string {
+function closedSentence(reason: string): string {
   if (reason === 'session_expired') return 'The live view session ended.';
   if (reason === 'device_not_ready') return 'The device is not running any more.';
   if (reason === 'input_queue_full') return 'Input came faster than the page could take it.';
@@ -95,7 +95,7 @@ export function LiveView({ session, controlling, label, onEnded }: { session: Li
           return;
         }
         setState('ended');
-        setError(closedSentence(event.code, event.reason));
+        setError(closedSentence(event.reason));
         onEndedRef.current?.(event.reason || 'closed');
       };
     };
