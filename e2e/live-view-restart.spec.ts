@@ -25,6 +25,8 @@ test.afterAll(async () => {
 });
 
 test("the device page's live view reconnects by itself when the service restarts", async ({ page, request }) => {
+  // A restart of the whole service (console included) and its browsers takes a while.
+  test.setTimeout(120_000);
   const admin = (...args: string[]) => adminOn(service.database.url, ...args);
   const org = admin('org:create', '--name', 'Restart E2E');
   const spaceId = admin('space:create', '--org', org.org_id, '--name', 'main').space_id;
