@@ -7,13 +7,13 @@ function darken(hex: string, amount: number): string {
 }
 
 /**
- * Text on the light, outline and subtle variants (badges, light buttons, the active
- * navigation link) darker than any shade of its colour: Mantine's default (shade 6 on a
- * tinted background) falls below WCAG AA's 4.5:1 for small text.
+ * Text on the light, outline, subtle and white variants (badges, light buttons, the active
+ * navigation link, an error's "Try again") darker than any shade of its colour: Mantine's
+ * default (shade 6 on a tinted or white background) falls below WCAG AA's 4.5:1 for small text.
  */
 const readableVariants: VariantColorsResolver = (input) => {
   const defaults = defaultVariantColorsResolver(input);
-  if (!['light', 'outline', 'subtle'].includes(input.variant)) return defaults;
+  if (!['light', 'outline', 'subtle', 'white'].includes(input.variant)) return defaults;
   const parsed = parseThemeColor({ color: input.color ?? input.theme.primaryColor, theme: input.theme });
   // Only a colour named without a shade ("orange", not "orange.3") is darkened.
   if (!parsed.isThemeColor || String(input.color ?? '').includes('.')) return defaults;

@@ -2,11 +2,12 @@
 
 import { Alert, Badge, Box, Group, Text } from '@mantine/core';
 import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from 'react';
+import { asksToReconnect, reconnectDelayMs } from '../../shared/reconnect-on-restart';
 
 /** A session to connect with, as minting one answers (its token shown that once). */
 export type LiveSession = { id: string; ws_url: string; session_token: string };
 
-export type LiveState = 'connecting' | 'live' | 'taken_over' | 'ended';
+export type LiveState = 'connecting' | 'live' | 'taken_over' | 'reconnecting' | 'ended';
 
 type Frame = { src: string; width: number; height: number };
 
@@ -14,6 +15,7 @@ const STATE_LABELS: Record<LiveState, { label: string; color: string }> = {
   connecting: { label: 'Connecting', color: 'gray' },
   live: { label: 'Live', color: 'green' },
   taken_over: { label: 'Taken over: you control the page', color: 'orange' },
+  reconnecting: { label: 'Reconnecting…', color: 'yellow' },
   ended: { label: 'Ended', color: 'red' },
 };
 
@@ -22,11 +24,10 @@ const STATE_LABELS: Record<LiveState, { label: string; color: string }> = {
 const NAMED_KEYS = new Set(['Enter', 'Backspace', 'Delete', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
 
 /** Why the gateway closed a socket, as a person reads it (close reasons are CONTRACT.md codes). */
-function closedSentence(code: number, reason: string): string {
+function closedSentence(reason: string): string {
   if (reason === 'session_expired') return 'The live view session ended.';
   if (reason === 'device_not_ready') return 'The device is not running any more.';
   if (reason === 'input_queue_full') return 'Input came faster than the page could take it.';
-  if (code === 1001) return 'The service is restarting.';
   return 'The connection to the device was lost.';
 }
 
@@ -36,8 +37,11 @@ function closedSentence(code: number, reason: string): string {
  * (a control session holding the takeover), the operator's clicks, typing, named keys and
  * wheel scrolls are sent as input, mapped from the displayed image to the device's
  * viewport (the frame's width and height are CSS pixels of the viewport). The view is
- * focusable with a visible ring; its state (connecting, live, taken over, ended) and any
- * refusal are shown in place.
+ * focusable with a visible ring; its state (connecting, live, taken over, reconnecting,
+ * ended) and any refusal are shown in place. When the service restarts or hands the device
+ * to another instance (close code 1012) the view opens the socket again with the same
+ * token, by shared/reconnect-on-restart.ts's backoff, showing "Reconnecting…" over the
+ * last frame rather than an error.
  */
 export function LiveView({ session, controlling, label, onEnded }: { session: LiveSession | null; controlling: boolean; label: string; onEnded?: (reason: string) => void }) {
   const [frame, setFrame] = useState<Frame | null>(null);
@@ -56,30 +60,51 @@ export function LiveView({ session, controlling, label, onEnded }: { session: Li
     if (session === null) return;
     setState('connecting');
     setError(null);
-    const socket = new WebSocket(session.ws_url, ['svc.operator.v1', `svc.token.${session.session_token}`]);
-    socketRef.current = socket;
-    let closedByUs = false;
-    socket.onmessage = (event: MessageEvent<string>) => {
-      const message = JSON.parse(event.data) as { type: string; data?: string; width?: number; height?: number; message?: string };
-      if (message.type === 'ready') setState('live');
-      else if (message.type === 'frame') {
-        const next = { src: `data:image/jpeg;base64,${message.data}`, width: message.width!, height: message.height! };
-        frameRef.current = next;
-        setFrame(next);
-      } else if (message.type === 'error') setError(message.message ?? 'The device refused that input.');
+    let stopped = false;
+    // Attempts made since the service asked to reconnect; 0 while a socket works.
+    let attempts = 0;
+    let expiresAt = Number.POSITIVE_INFINITY;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const open = () => {
+      const socket = new WebSocket(session.ws_url, ['svc.operator.v1', `svc.token.${session.session_token}`]);
+      socketRef.current = socket;
+      socket.onmessage = (event: MessageEvent<string>) => {
+        const message = JSON.parse(event.data) as { type: string; data?: string; width?: number; height?: number; message?: string; expires_at?: string };
+        if (message.type === 'ready') {
+          attempts = 0;
+          expiresAt = Date.parse(message.expires_at ?? '') || Number.POSITIVE_INFINITY;
+          setState('live');
+        } else if (message.type === 'frame') {
+          const next = { src: `data:image/jpeg;base64,${message.data}`, width: message.width!, height: message.height! };
+          frameRef.current = next;
+          setFrame(next);
+        } else if (message.type === 'error') setError(message.message ?? 'The device refused that input.');
+      };
+      // An attempt to reconnect that fails is part of reconnecting, not an error to show.
+      socket.onerror = () => {
+        if (attempts === 0) setError('Could not connect to the device.');
+      };
+      socket.onclose = (event) => {
+        if (stopped) return;
+        const reconnecting = (asksToReconnect(event.code) || attempts > 0) && Date.now() < expiresAt;
+        const delay = reconnecting ? reconnectDelayMs(attempts) : null;
+        if (delay !== null) {
+          attempts += 1;
+          setState('reconnecting');
+          retry = setTimeout(open, delay);
+          return;
+        }
+        setState('ended');
+        setError(closedSentence(event.reason));
+        onEndedRef.current?.(event.reason || 'closed');
+      };
     };
-    socket.onerror = () => setError('Could not connect to the device.');
-    socket.onclose = (event) => {
-      if (closedByUs) return;
-      setState('ended');
-      const sentence = closedSentence(event.code, event.reason);
-      setError(sentence);
-      onEndedRef.current?.(event.reason || 'closed');
-    };
+    open();
     return () => {
-      closedByUs = true;
-      socket.close(1000, 'done');
-      if (socketRef.current === socket) socketRef.current = null;
+      stopped = true;
+      clearTimeout(retry);
+      socketRef.current?.close(1000, 'done');
+      socketRef.current = null;
     };
   }, [session]);
 
@@ -180,7 +205,8 @@ export function LiveView({ session, controlling, label, onEnded }: { session: Li
             data-frame-height={frame.height}
             onClick={onClick}
             draggable={false}
-            style={{ display: 'block', width: '100%', height: 'auto', userSelect: 'none' }}
+            // The last frame stays while the view reconnects, dimmed: it may be out of date.
+            style={{ display: 'block', width: '100%', height: 'auto', userSelect: 'none', opacity: state === 'reconnecting' ? 0.5 : 1 }}
           />
         )}
       </div>

@@ -2,7 +2,9 @@ import { sql } from 'drizzle-orm';
 import { index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestampMs } from './columns';
 
-export const cdpCloseReasons = ['client_closed', 'deleted', 'expired', 'key_revoked', 'device_gone', 'host_lost', 'shutdown'] as const;
+// A graceful stop no longer ends a connection (it waits for its client, see
+// domain/cdp/cdp-connection.ts); rows closed by one before that say `shutdown`.
+export const cdpCloseReasons = ['client_closed', 'deleted', 'expired', 'key_revoked', 'device_gone', 'host_lost'] as const;
 export type CdpCloseReason = (typeof cdpCloseReasons)[number];
 
 /**
@@ -22,11 +24,14 @@ export const cdpSessions = pgTable(
     secretHash: text('secret_hash').notNull(),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
     expiresAt: timestampMs('expires_at').notNull(),
-    /** Set when the secret was used: it never opens a second connection. */
+    /** Set when the secret was first used: it never opens a second connection at once. */
     connectedAt: timestampMs('connected_at'),
-    /** The instance whose process holds the connection (it runs the device's browser). */
+    /**
+     * The instance whose process holds the connection (it runs the device's browser); null
+     * before the first connection and while one the service closed with 1012 waits for its client.
+     */
     connectionHostId: text('connection_host_id'),
-    /** Renewed by that instance while the connection is open; a stale one frees the slot. */
+    /** Renewed by that instance while the connection is open; a stale one frees the slot. Null while none holds it. */
     heartbeatAt: timestampMs('heartbeat_at'),
     closedAt: timestampMs('closed_at'),
     closeReason: text('close_reason', { enum: cdpCloseReasons }),

@@ -173,7 +173,8 @@ export class OperatorClient {
     release: (id: string): Promise<Schemas['ReleaseResult']> => unwrap(this.api.POST('/sessions/{id}/release', { params: { path: { id } } })),
     /**
      * Opens the live view of a session created with `sessions.create()` (its `ws_url` and
-     * `session_token`): iterate for frames, `send()` inputs on a control session.
+     * `session_token`): iterate for frames, `send()` inputs on a control session. It
+     * reconnects by itself when the service restarts (close code 1012; see `onReconnect`).
      */
     connect: (session: ConnectableSession): LiveView => {
       if (this.WebSocketClass === undefined) throw new TypeError('No WebSocket: pass one as `WebSocket` in the client options (e.g. from the ws package)');

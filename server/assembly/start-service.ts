@@ -33,6 +33,7 @@ import { TaskChannel } from '../domain/channels/task-channel';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { CdpGateway } from '../gateway/cdp-gateway';
 import { DeviceViews } from '../gateway/device-views';
+import type { ReconnectReason } from '../gateway/reconnect-closes';
 import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
@@ -65,9 +66,15 @@ export interface RunningService {
   /**
    * Graceful stop: no new connections, in-flight requests finish, workers stop. `handover`
    * (a deploy) leaves running tasks to the next service of this host; `close` ends them
-   * with the browsers.
+   * with the browsers. Live-view and CDP clients are closed with 1012 and reconnect.
    */
   close(mode?: StopMode): Promise<void>;
+  /**
+   * The device's browser leaves this instance (handed over to another): its live-view and
+   * CDP clients here are closed with 1012 and reconnect to wherever it runs next.
+   * `deviceId` is the device's row id (devices.id), not its public `dev_` id.
+   */
+  closeForDevice(deviceId: string, reason: ReconnectReason): void;
 }
 
 /** How a service stops: handing its work to the next service of its host, or closing it. */
@@ -256,6 +263,10 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     url,
     services,
     database,
+    closeForDevice(deviceId, reason) {
+      gateway.closeForDevice(deviceId, reason);
+      cdpGateway.closeForDevice(deviceId, reason);
+    },
     close(mode: StopMode = 'close') {
       closing ??= (async () => {
         ready = false;
@@ -265,9 +276,9 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         server.closeIdleConnections();
         // Event streams would hold the server open; their clients resume with after_seq.
         eventStreams.endAll();
-        // So would live-view sockets; their clients reconnect to the next instance.
+        // So would live-view and CDP sockets: closed with 1012, their clients reconnect to the
+        // next instance with the same token or cdp_url (CDP sessions keep their slots meanwhile).
         await gateway.close();
-        // CDP connections end (recorded, slots freed, their videos stored); their clients connect anew.
         await cdpGateway.close();
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
         await closed;

@@ -6,9 +6,11 @@ import type { CdpChannel } from '../browser';
 import type { CdpCloseReason } from '../../db/schema';
 import { ApiError } from '../core/errors';
 import {
+  awaitCdpReconnect,
   claimCdpConnection,
   closeAbandonedCdpConnections,
   endedCdpConnections,
+  endUnresumableCdpConnections,
   heartbeatCdpConnections,
   peekCdpSession,
   releaseCdpConnection,
@@ -16,9 +18,12 @@ import {
 import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
 import { newPublicId } from '../domain/ids';
 import type { Services } from '../services/services';
+import { asksToReconnect } from '../../shared/reconnect-on-restart';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
 import { relayToDeviceHost } from './device-host-relay';
-import { pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+import { RelayedSockets } from './relayed-sockets';
+import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
+import { RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
 const CDP_PATH = /^\/v1\/cdp_sessions\/([^/?#]+)\/devtools\/?(?:\?(.*))?$/i;
 /** A client's message (a command); the browser's answers may be larger. */
@@ -27,10 +32,16 @@ const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 /** Deletion, expiry, a deleted or lost device: noticed within this. */
 const CHECK_MS = 1_000;
-/** How often this instance renews its connections and closes other instances' abandoned ones. */
+/**
+ * How often this instance renews its connections and closes other instances' abandoned
+ * ones, and connections waiting for their client to come back that no longer may.
+ */
 const HEARTBEAT_MS = 10_000;
 
-/** Close frames the client gets, by why the connection ended. */
+/**
+ * Close frames the client gets, by why the connection ended. A stop or a hand-over of the
+ * device does not end it: those close with RECONNECT_CLOSES, and the session stays open.
+ */
 const CLOSE_REASONS: Record<CdpCloseReason, { code: number; reason: string }> = {
   client_closed: { code: 1000, reason: 'closed' },
   deleted: { code: 4001, reason: 'cdp_session_deleted' },
@@ -38,7 +49,6 @@ const CLOSE_REASONS: Record<CdpCloseReason, { code: number; reason: string }> = 
   key_revoked: { code: 4003, reason: 'key_revoked' },
   device_gone: { code: 4004, reason: 'device_gone' },
   host_lost: { code: 1011, reason: 'host_lost' },
-  shutdown: { code: 1001, reason: 'shutting_down' },
 };
 
 interface Connection {
@@ -49,6 +59,10 @@ interface Connection {
   /** What the device's page shows while the connection is open (issue 14: every CDP session is recorded). */
   recording: Promise<ActiveRecording>;
   ended: boolean;
+}
+
+function closeSocket(socket: WebSocket, close: { code: number; reason: string }): void {
+  if (socket.readyState === socket.OPEN) socket.close(close.code, close.reason);
 }
 
 /** The secret of a CDP URL: the `token` query parameter. */
@@ -68,8 +82,8 @@ export class CdpGateway {
   readonly #services: Services;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
   readonly #connections = new Map<string, Connection>();
-  readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
-  /** Releases in flight, so close() waits for them before the database goes. */
+  readonly #relays = new RelayedSockets();
+  /** Database writes in flight (ends, pauses) and recordings stopping, so close() waits for them before the database goes. */
   readonly #releases = new Set<Promise<void>>();
   /**
    * What a connection's recording shows: the page opened last on the device, which is the
@@ -92,7 +106,10 @@ export class CdpGateway {
     this.#services = services;
   }
 
-  /** Closes what this host's previous process left open (its sockets died with it), then watches. */
+  /**
+   * Closes what this host's previous process left open (its sockets died with it, unless
+   * it stopped gracefully and left them waiting for their clients), then watches.
+   */
   async start(): Promise<void> {
     const closed = await closeAbandonedCdpConnections(this.#services.db, this.#services.hostId);
     if (closed > 0) this.#services.log.info({ closed }, 'closed CDP connections of the previous run');
@@ -113,14 +130,28 @@ export class CdpGateway {
     return true;
   }
 
+  /**
+   * Stops the gateway. Its connections do not end: each is closed with 1012, its session
+   * stays open and keeps the device's slot, and its client connects again with the same
+   * cdp_url, to whichever instance answers next.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#check !== null) clearInterval(this.#check);
     if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
-    for (const connection of this.#connections.values()) this.#end(connection, 'shutdown');
-    for (const { client } of this.#relays) client.close(CLOSE_REASONS.shutdown.code, CLOSE_REASONS.shutdown.reason);
+    for (const connection of this.#connections.values()) this.#pause(connection, 'service_restart');
+    this.#relays.closeAll(RECONNECT_CLOSES.service_restart);
     this.#wss.close();
     await Promise.all(this.#releases);
+  }
+
+  /**
+   * The device's browser leaves this instance (handed over to another): its connection
+   * here is closed with 1012 and kept open in the database, for its client to reconnect
+   * to wherever the device runs next.
+   */
+  closeForDevice(deviceId: string, reason: ReconnectReason): void {
+    for (const connection of this.#connections.values()) if (connection.row.deviceId === deviceId) this.#pause(connection, reason);
   }
 
   async #accept(req: IncomingMessage, socket: Duplex, head: Buffer, publicId: string, secret: string | null): Promise<void> {
@@ -136,7 +167,7 @@ export class CdpGateway {
       if (handle === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#openRelay(seen, req.url ?? '');
         if (relay !== null) {
-          this.#upgrade(req, socket, head, (client) => this.#relay(client, relay), () => relay.upstream.close());
+          this.#upgrade(req, socket, head, (client) => this.#relays.add(client, relay), () => relay.upstream.close());
           return;
         }
       }
@@ -161,13 +192,15 @@ export class CdpGateway {
     // Both set once the try above finished (TypeScript does not follow it through the callbacks).
     const claimed = row as CdpSessionRow;
     const opened = channel as CdpChannel;
+    // A relaying instance that stops closes its side with 1012, which must not end the session.
+    const relayed = req.headers[RELAYED_HEADER] !== undefined;
     this.#upgrade(
       req,
       socket,
       head,
       (ws) => {
         socketForChannel = ws;
-        this.#open(ws, claimed, opened);
+        this.#open(ws, claimed, opened, relayed);
         for (const message of early) this.#deliver(claimed.id, message);
       },
       () => {
@@ -196,13 +229,7 @@ export class CdpGateway {
     return relayToDeviceHost(this.#services, row.deviceId, `${cdpSocketPath(row.id)}${query}`, [], 'a CDP connection');
   }
 
-  #relay(client: WebSocket, relay: Relay): void {
-    const pair = { client, upstream: relay.upstream };
-    this.#relays.add(pair);
-    pipeSockets(client, relay, () => this.#relays.delete(pair));
-  }
-
-  #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel): void {
+  #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel, relayed: boolean): void {
     // Never rejects: a recording that cannot start is logged and marked failed by the recorder.
     const recording = this.#services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
     const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false };
@@ -212,7 +239,7 @@ export class CdpGateway {
       if (isBinary) return;
       channel.receive(data.toString());
     });
-    socket.on('close', () => this.#end(connection, 'client_closed'));
+    socket.on('close', (code) => (relayed && asksToReconnect(code) ? this.#pause(connection, 'service_restart') : this.#end(connection, 'client_closed')));
     socket.on('error', () => this.#end(connection, 'client_closed'));
   }
 
@@ -223,19 +250,38 @@ export class CdpGateway {
     connection.socket.send(message);
   }
 
+  /** The connection ends (client, DELETE, expiry, revocation, device gone): recorded, slot freed. */
   #end(connection: Connection, reason: CdpCloseReason): void {
-    if (connection.ended) return;
+    if (!this.#detach(connection)) return;
+    closeSocket(connection.socket, CLOSE_REASONS[reason]);
+    this.#track(releaseCdpConnection(this.#services.db, connection.row.id, reason));
+  }
+
+  /**
+   * The socket closes but the connection does not end: its client is to come back (1012).
+   * The close frame goes once the session waits for it, so a client that comes back at
+   * once is not refused as still connected.
+   */
+  #pause(connection: Connection, reason: ReconnectReason): void {
+    if (!this.#detach(connection)) return;
+    const waiting = awaitCdpReconnect(this.#services.db, connection.row.id, this.#services.hostId);
+    this.#track(waiting.finally(() => closeSocket(connection.socket, RECONNECT_CLOSES[reason])));
+  }
+
+  /**
+   * What every close of a connection here does first, once: the browser session and the
+   * key watch stop, and so does the recording, tracked so close() waits until the video
+   * is stored (a reconnection records anew); a crash leaves the row `recording`, which
+   * Recorder.recover() finishes at this host's next start. False when it was done already.
+   */
+  #detach(connection: Connection): boolean {
+    if (connection.ended) return false;
     connection.ended = true;
     this.#connections.delete(connection.row.id);
     connection.stopWatchingKey();
     void connection.channel.close();
-    const close = CLOSE_REASONS[reason];
-    if (connection.socket.readyState === connection.socket.OPEN) connection.socket.close(close.code, close.reason);
-    this.#track(releaseCdpConnection(this.#services.db, connection.row.id, reason));
-    // Every end passes here (client, DELETE, expiry, revocation, device gone, shutdown);
-    // tracked so close() waits until the video is stored. A crash leaves the row
-    // `recording`, which Recorder.recover() finishes at this host's next start.
     this.#track(connection.recording.then((active) => active.stop()));
+    return true;
   }
 
   #track(release: Promise<void>): void {
@@ -264,6 +310,8 @@ export class CdpGateway {
       await heartbeatCdpConnections(this.#services.db, [...this.#connections.keys()]);
       const closed = await closeAbandonedCdpConnections(this.#services.db, null);
       if (closed > 0) this.#services.log.warn({ closed }, 'closed CDP connections whose instance stopped renewing them');
+      const unresumable = await endUnresumableCdpConnections(this.#services.db);
+      if (unresumable > 0) this.#services.log.info({ closed: unresumable }, 'closed CDP connections that waited for their client in vain');
     } catch (error) {
       if (!this.#services.databaseAvailability.absorb(error)) this.#services.log.warn({ err: error }, 'could not renew CDP connections');
     }

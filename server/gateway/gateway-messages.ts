@@ -47,7 +47,6 @@ export type InputRefusal = 'invalid_message' | 'input_not_allowed' | 'invalid_in
 export const CLOSE = {
   sessionExpired: { code: 4410, reason: 'session_expired' },
   deviceNotReady: { code: 4409, reason: 'device_not_ready' },
-  shuttingDown: { code: 1001, reason: 'going_away' },
   // 1008 is the protocol's policy violation: the client sent inputs faster than the page takes them.
   inputQueueFull: { code: 1008, reason: 'input_queue_full' },
 } as const;

@@ -19,7 +19,9 @@ import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, SUBPROTOCOL, type
 import { authenticateHandshake, gatewaySessionId } from './handshake';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
 import { relayToDeviceHost } from './device-host-relay';
-import { pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+import { RelayedSockets } from './relayed-sockets';
+import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
+import { RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 // Expiry and a browser that went away (device slept, deleted, lost) are noticed by this
@@ -57,7 +59,7 @@ export class SessionGateway {
   readonly #recordings: SessionRecordings;
   readonly #connections = new Set<Connection>();
   /** Sockets relayed to the instance that runs their device's browser. */
-  readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
+  readonly #relays = new RelayedSockets();
   readonly #loadKey: LoadKeyRecord;
   readonly #keyChecks = new Map<string, { at: number; allowed: Promise<boolean> }>();
   /** Sockets per session, counted where the device's browser runs (relayed ones included). */
@@ -94,13 +96,25 @@ export class SessionGateway {
     return true;
   }
 
+  /**
+   * Stops the gateway. Its clients are told to reconnect (1012): their sessions stay
+   * valid, so the same token opens the view again on the next instance.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#sweep !== null) clearInterval(this.#sweep);
     await this.#unlisten?.().catch(() => undefined);
-    for (const connection of this.#connections) this.#end(connection, CLOSE.shuttingDown);
-    for (const { client } of this.#relays) client.close(CLOSE.shuttingDown.code, CLOSE.shuttingDown.reason);
+    for (const connection of this.#connections) this.#end(connection, RECONNECT_CLOSES.service_restart);
+    this.#relays.closeAll(RECONNECT_CLOSES.service_restart);
     this.#wss.close();
+  }
+
+  /**
+   * The device's browser leaves this instance (handed over to another): the sockets that
+   * watch it here are told to reconnect, and reach it wherever it runs next.
+   */
+  closeForDevice(deviceId: string, reason: ReconnectReason): void {
+    for (const connection of this.#connections) if (connection.session.deviceId === deviceId) this.#end(connection, RECONNECT_CLOSES[reason]);
   }
 
   async #accept(req: IncomingMessage, socket: Duplex, head: Buffer, publicId: string): Promise<void> {
@@ -114,7 +128,7 @@ export class SessionGateway {
       if (this.#services.browserPool.get(session.deviceId) === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#openRelay(session, publicId, req);
         if (relay !== null) {
-          this.#upgrade(req, socket, head, (client) => this.#relay(client, relay), () => relay.upstream.close());
+          this.#upgrade(req, socket, head, (client) => this.#relays.add(client, relay), () => relay.upstream.close());
           return;
         }
       }
@@ -167,12 +181,6 @@ export class SessionGateway {
   async #openRelay(session: SessionRow, publicId: string, req: IncomingMessage): Promise<Relay | null> {
     const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
     return relayToDeviceHost(this.#services, session.deviceId, `/v1/sessions/${publicId}/ws`, protocols, 'a session');
-  }
-
-  #relay(client: WebSocket, relay: Relay): void {
-    const pair = { client, upstream: relay.upstream };
-    this.#relays.add(pair);
-    pipeSockets(client, relay, () => this.#relays.delete(pair));
   }
 
   #open(socket: WebSocket, session: SessionRow, view: SharedView, releaseSlot: () => void): void {

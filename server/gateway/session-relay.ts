@@ -72,9 +72,12 @@ export function openRelay(internalUrl: string, pathAndQuery: string, protocols: 
   });
 }
 
-/** Close codes a peer may send; the others (1005, 1006, ...) only describe what happened. */
+/**
+ * Close codes a peer may send, passed on as they came (1012 among them: the client must
+ * hear that it may reconnect); the others (1005, 1006, ...) only describe what happened.
+ */
 function sendableCloseCode(code: number): number {
-  return code === 1000 || code === 1001 || code === 1008 || code === 1011 || (code >= 3000 && code <= 4999) ? code : 1011;
+  return code === 1000 || code === 1001 || code === 1008 || code === 1011 || code === 1012 || (code >= 3000 && code <= 4999) ? code : 1011;
 }
 
 /** Relays messages both ways until either side closes, then closes the other the same way. */

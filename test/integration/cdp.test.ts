@@ -9,6 +9,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { auditEvents, cdpSessions, devices as deviceTable } from '../../db/schema';
+import { endUnresumableCdpConnections } from '../../server/domain/cdp/cdp-connection';
 import { suspendIdleDevices } from '../../server/domain/devices/device-upkeep';
 import { parsePublicId } from '../../server/domain/ids';
 import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
@@ -83,6 +84,11 @@ async function openCdp(device: string, call: ApiCall = api, body: Record<string,
 function reachable(session: CdpSession, baseUrl = test.url): string {
   const url = new URL(session.cdp_url);
   return `${baseUrl.replace(/^http/, 'ws')}${url.pathname}${url.search}`;
+}
+
+async function cdpRow(id: string) {
+  const [row] = await test.service.services.db.select().from(cdpSessions).where(eq(cdpSessions.id, id));
+  return row;
 }
 
 async function slotHolder(device: string): Promise<string | null> {
@@ -422,25 +428,85 @@ describe('across instances', () => {
     }
   });
 
-  it('a stop records the end of its connections, and a restart closes what a crashed run left open', async () => {
+  it('a client relayed through an instance that stops is told to reconnect, and its session waits for it; so is one whose device is handed over', async () => {
+    const other = await startAnotherInstance(test);
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const id = parsePublicId('cdpSession', session.id)!;
+    try {
+      const relayed = await rawClient(reachable(session, other.url));
+      expect((await relayed.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
+      await other.close();
+      expect(await relayed.closed).toEqual({ code: 1012, reason: 'service_restart' });
+      await waitFor(async () => (await cdpRow(id))?.connectionHostId === null);
+      expect(await slotHolder(device)).toBe(id);
+
+      const direct = await rawClient(reachable(session));
+      expect((await direct.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
+      test.service.closeForDevice(parsePublicId('device', device)!, 'service_restart');
+      expect(await direct.closed).toEqual({ code: 1012, reason: 'service_restart' });
+      const again = await rawClient(reachable(session));
+      expect((await again.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
+      again.socket.close();
+      await waitFor(async () => (await slotHolder(device)) === null);
+      expect((await cdpRow(id))?.closeReason).toBe('client_closed');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a stop closes its connections with 1012 and keeps them, slot held, for their clients to reconnect with the same cdp_url; a restart closes what a crashed run left open', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     const client = await rawClient(reachable(session));
     const id = parsePublicId('cdpSession', session.id)!;
-    const db = () => test.service.services.db;
     await test.restart();
-    expect((await client.closed).code).toBe(1001);
-    let [row] = await db().select().from(cdpSessions).where(eq(cdpSessions.id, id));
-    expect(row?.closeReason).toBe('shutdown');
-    expect(await slotHolder(device)).toBeNull();
+    expect(await client.closed).toEqual({ code: 1012, reason: 'service_restart' });
+    expect(await cdpRow(id)).toMatchObject({ closedAt: null, connectionHostId: null });
+    expect(await slotHolder(device)).toBe(id);
+    const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' });
+    expect(submitted.body.error.code).toBe('device_busy');
 
-    // As a process killed outright leaves it: the connection open in the database, the slot held.
-    await db().update(cdpSessions).set({ closedAt: null, closeReason: null }).where(eq(cdpSessions.id, id));
-    await db().update(deviceTable).set({ cdpSessionId: id }).where(eq(deviceTable.id, parsePublicId('device', device)!));
+    // The same URL connects again, once at a time.
+    const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
+    const page = await browser.newPage();
+    await page.goto(pages.url('/page'));
+    expect(await page.title()).toBe('CDP test page');
+    await expect(rawClient(reachable(session))).rejects.toThrow(/410/);
+    expect(await slotHolder(device)).toBe(id);
+    const audited = await test.service.services.db.select({ details: auditEvents.details }).from(auditEvents).where(eq(auditEvents.action, 'operator.cdp_session.connected'));
+    expect(audited.map((event) => (event.details as { reconnected?: boolean }).reconnected).filter((reconnected) => reconnected === true).length).toBeGreaterThan(0);
+
+    // As a process killed outright leaves it: the connection open in the database, held by this host.
+    const hostId = test.service.services.hostId;
+    await browser.disconnect();
+    await waitFor(async () => (await slotHolder(device)) === null);
+    await test.service.services.db.update(cdpSessions).set({ closedAt: null, closeReason: null, connectionHostId: hostId }).where(eq(cdpSessions.id, id));
+    await test.service.services.db.update(deviceTable).set({ cdpSessionId: id }).where(eq(deviceTable.id, parsePublicId('device', device)!));
     await test.restart();
-    [row] = await db().select().from(cdpSessions).where(eq(cdpSessions.id, id));
-    expect(row?.closeReason).toBe('host_lost');
+    expect((await cdpRow(id))?.closeReason).toBe('host_lost');
     expect(await slotHolder(device)).toBeNull();
+  });
+
+  it('a connection waiting for its client ends when its session expires or is deleted, freeing the slot', async () => {
+    const [first, second] = [await devices.create(tenant.spaceId), await devices.create(tenant.spaceId)];
+    const expiring = await openCdp(first);
+    const deleted = await openCdp(second);
+    for (const [device, session] of [[first, expiring], [second, deleted]] as const) {
+      const client = await rawClient(reachable(session));
+      test.service.closeForDevice(parsePublicId('device', device)!, 'service_restart');
+      expect((await client.closed).code).toBe(1012);
+    }
+    const expiringId = parsePublicId('cdpSession', expiring.id)!;
+    await waitFor(async () => (await cdpRow(expiringId))?.connectionHostId === null);
+    await test.service.services.db.update(cdpSessions).set({ expiresAt: new Date(Date.now() - 1_000) }).where(eq(cdpSessions.id, expiringId));
+    expect(await endUnresumableCdpConnections(test.service.services.db)).toBe(1);
+    expect((await cdpRow(expiringId))?.closeReason).toBe('expired');
+    expect(await slotHolder(first)).toBeNull();
+
+    expect((await api('DELETE', `/v1/cdp_sessions/${deleted.id}`)).status).toBe(204);
+    expect(await slotHolder(second)).toBeNull();
+    await expect(rawClient(reachable(deleted))).rejects.toThrow(/410/);
   });
 });
 

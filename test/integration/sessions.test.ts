@@ -237,6 +237,39 @@ describe('the gateway', () => {
   });
 });
 
+describe('asking clients to reconnect', () => {
+  it('closes the sockets of a device handed over with 1012 service_restart, leaves other devices alone, and the same token opens the view again', async () => {
+    const [device, other] = [await newDevice(), await newDevice()];
+    const session = await mint(device);
+    const bystander = await mint(other);
+    const open = await connect(session, protocolsFor(session));
+    const watching = await connect(bystander, protocolsFor(bystander));
+    await open.next((message) => message.type === 'frame');
+    await watching.next((message) => message.type === 'ready');
+    test.service.closeForDevice(parsePublicId('device', device)!, 'service_restart');
+    expect(await open.closed).toEqual({ code: 1012, reason: 'service_restart' });
+    const again = await connect(session, protocolsFor(session));
+    expect(await again.next((message) => message.type === 'ready')).toMatchObject({ session_id: session.id });
+    await again.next((message) => message.type === 'frame');
+    expect(watching.socket.readyState).toBe(WebSocket.OPEN);
+    again.socket.close();
+    watching.socket.close();
+  });
+
+  it('closes every socket with 1012 service_restart at a graceful stop, and the session opens again on the next instance', async () => {
+    const device = await newDevice();
+    const session = await mint(device);
+    const open = await connect(session, protocolsFor(session));
+    await open.next((message) => message.type === 'ready');
+    await test.restart();
+    expect(await open.closed).toEqual({ code: 1012, reason: 'service_restart' });
+    expect((await api('GET', `/v1/sessions/${session.id}`)).body.revoked_at).toBeNull();
+    const again = await connect(session, protocolsFor(session));
+    await again.next((message) => message.type === 'frame', 20_000);
+    again.socket.close();
+  });
+});
+
 describe('takeover and release', () => {
   it('pauses the agent, relays the human’s click, and resumes the task on release', async () => {
     const device = await newDevice();

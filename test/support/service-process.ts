@@ -19,10 +19,12 @@ export function percentile(sorted: number[], p: number): number {
 
 export interface ServiceProcess {
   url: string;
-  /** The service's process id, e.g. to read the CPU time it used. */
-  pid: number;
+  /** The service's process id, e.g. to read the CPU time it used (a restart changes it). */
+  readonly pid: number;
   database: TestDatabase;
   stop(): Promise<void>;
+  /** Stops the service gracefully (SIGTERM, as a deployment does) and starts it again on the same port, database and environment. */
+  restart(): Promise<void>;
 }
 
 /**
@@ -33,29 +35,50 @@ export interface ServiceProcess {
 export async function startServiceProcess(env: Record<string, string>, options: { log: 'show' | 'discard' } = { log: 'show' }): Promise<ServiceProcess> {
   const database = await createTestDatabase();
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
-    stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
-  });
   const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
+  const spawnReady = async (): Promise<ChildProcess> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
+      stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
+    });
+    for (let attempt = 0; attempt < 200; attempt += 1) {
+      try {
+        if ((await fetch(`${url}/readyz`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
+    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
+    return child;
+  };
+  const stopGracefully = async (child: ChildProcess) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  let child = await spawnReady();
+  // A stop during a restart (a test that failed meanwhile) waits for the new process to stop it.
+  let restarting: Promise<void> = Promise.resolve();
   return {
     url,
-    pid: child.pid!,
+    get pid() {
+      return child.pid!;
+    },
     database,
     async stop() {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await restarting.catch(() => undefined);
+      await stopGracefully(child);
       await database.drop();
+    },
+    restart() {
+      restarting = (async () => {
+        await stopGracefully(child);
+        child = await spawnReady();
+      })();
+      return restarting;
     },
   };
 }

@@ -14,50 +14,66 @@ import { auditedCdpSession, isCdpSessionOpen, loadCdpSessionForCaller, type CdpS
 // slot in devices.cdp_session_id (task submits check it as they check current_task_id,
 // and idle suspend and sleep leave such a device alone); the instance holding the socket
 // renews heartbeat_at, and a connection whose instance stopped renewing is closed by any
-// instance's sweep, freeing the slot.
+// instance's sweep, freeing the slot. A connection the service itself closed with 1012 (its
+// instance stopped, or handed the device over) waits for its client with no instance
+// (connection_host_id null), keeping the slot: the same secret connects it again.
 
 /** Past this without a heartbeat, a connection's instance is taken to be gone. */
 export const CDP_HEARTBEAT_STALE_MS = 30_000;
 
 /**
- * The CDP session a handshake names, if its secret matches and it may still connect;
+ * Whether the session may connect now: open, and no instance holds a connection of it
+ * (never used, or waiting for its client after a 1012). Never two connections at once.
+ */
+function mayConnect(row: CdpSessionRow): boolean {
+  return isCdpSessionOpen(row) && row.connectionHostId === null;
+}
+
+/**
+ * The CDP session a handshake names, if its secret matches and it may connect now;
  * nothing changes. The instance a client reached uses it to find the device before
  * relaying; the device's own instance claims. Unknown ids and wrong secrets are the same
- * 401 invalid_session_token; a used, closed or expired one is 410 session_expired.
+ * 401 invalid_session_token; one connected now, closed or expired is 410 session_expired.
  */
 export async function peekCdpSession(db: Db, publicId: string, secret: string | null): Promise<CdpSessionRow> {
   const id = parsePublicId('cdpSession', publicId);
   if (id === null || secret === null || !isCdpSecretShaped(secret)) throw new ApiError('invalid_session_token');
   const [row] = await db.select().from(cdpSessions).where(eq(cdpSessions.id, id));
   if (row === undefined || !secretMatches(secret, row.secretHash)) throw new ApiError('invalid_session_token');
-  if (row.connectedAt !== null || !isCdpSessionOpen(row)) throw new ApiError('session_expired');
+  if (!mayConnect(row)) throw new ApiError('session_expired');
   return row;
 }
 
 /**
  * Uses the secret and takes the device's slot for this connection, on `hostId` (the
- * instance running the device's browser), in one transaction: the secret never opens a
- * second connection, and of a task submit and a connection only one wins the slot.
+ * instance running the device's browser), in one transaction: the secret never opens two
+ * connections at once, and of a task submit and a connection only one wins the slot. A
+ * connection waiting for its client after a 1012 holds the slot already and takes it on.
  */
 export async function claimCdpConnection(db: Db, hostId: string, publicId: string, secret: string | null): Promise<CdpSessionRow> {
   const seen = await peekCdpSession(db, publicId, secret);
   return db.transaction(async (tx) => {
     const [row] = await tx.select().from(cdpSessions).where(eq(cdpSessions.id, seen.id)).for('update');
-    if (row === undefined || row.connectedAt !== null || !isCdpSessionOpen(row)) throw new ApiError('session_expired');
+    if (row === undefined || !mayConnect(row)) throw new ApiError('session_expired');
+    const reconnecting = row.connectedAt !== null;
     const [key] = await tx.select({ revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.keyId, row.keyId));
     if (key === undefined || key.revokedAt !== null) throw new ApiError('session_expired');
     const [device] = await tx.select().from(devices).where(eq(devices.id, row.deviceId)).for('update');
     if (device === undefined || device.status === 'terminated') throw new ApiError('device_terminated');
     if (device.status !== 'active') throw new ApiError('device_not_ready');
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
-    if (device.cdpSessionId !== null) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
+    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
     await tx.update(devices).set({ cdpSessionId: row.id, lastActiveAt: dbNow() }).where(eq(devices.id, device.id));
     const [connected] = await tx
       .update(cdpSessions)
-      .set({ connectedAt: dbNow(), connectionHostId: hostId, heartbeatAt: dbNow() })
+      .set({ ...(reconnecting ? {} : { connectedAt: dbNow() }), connectionHostId: hostId, heartbeatAt: dbNow() })
       .where(eq(cdpSessions.id, row.id))
       .returning();
-    await recordAudit(tx, { orgId: row.orgId, actor: row.keyId, requestId: null }, { action: 'operator.cdp_session.connected', ...auditedCdpSession(row), details: { device_id: toPublicId('device', row.deviceId) } });
+    await recordAudit(
+      tx,
+      { orgId: row.orgId, actor: row.keyId, requestId: null },
+      { action: 'operator.cdp_session.connected', ...auditedCdpSession(row), details: { device_id: toPublicId('device', row.deviceId), reconnected: reconnecting } },
+    );
     return connected!;
   });
 }
@@ -132,6 +148,34 @@ export async function endedCdpConnections(db: Db, ids: string[]): Promise<Map<st
     else if (row.deviceStatus !== 'active' || row.deviceHolder !== row.id) ended.set(row.id, 'device_gone');
   }
   return ended;
+}
+
+/**
+ * The service closed the connection on `hostId` with 1012 (the instance stops, or hands
+ * the device over): the session stays open and keeps the device's slot, and waits, held by
+ * no instance, for its client to connect again, to any instance, until it expires or
+ * is deleted (endUnresumableCdpConnections).
+ */
+export async function awaitCdpReconnect(db: Db, cdpSessionId: string, hostId: string): Promise<void> {
+  await db
+    .update(cdpSessions)
+    .set({ connectionHostId: null, heartbeatAt: null })
+    .where(and(eq(cdpSessions.id, cdpSessionId), eq(cdpSessions.connectionHostId, hostId), isNull(cdpSessions.closedAt)));
+}
+
+/**
+ * Ends the connections waiting for their client (awaitCdpReconnect) that no client may
+ * take on any more, for the reasons a held one would end (expired, key revoked, device
+ * gone), freeing the slot. Returns how many were ended.
+ */
+export async function endUnresumableCdpConnections(db: Db): Promise<number> {
+  const waiting = await db
+    .select({ id: cdpSessions.id })
+    .from(cdpSessions)
+    .where(and(isNotNull(cdpSessions.connectedAt), isNull(cdpSessions.connectionHostId), isNull(cdpSessions.closedAt)));
+  const ended = await endedCdpConnections(db, waiting.map((row) => row.id));
+  for (const [id, reason] of ended) await releaseCdpConnection(db, id, reason);
+  return ended.size;
 }
 
 /** The holding instance's sign of life for its open connections. */
