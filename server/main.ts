@@ -1,16 +1,16 @@
 import { loadConfig } from './core/config';
-import { startService } from './assembly/start-service';
+import { startService, type StopMode } from './assembly/start-service';
 
 // The one process: REST API, console, WebSocket gateway and workers on one port.
 async function main(): Promise<void> {
   const config = loadConfig();
   const service = await startService(config);
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: string, mode: StopMode) => {
     if (stopping) return;
     stopping = true;
-    service.services.log.info({ signal }, 'shutting down');
-    service.close().then(
+    service.services.log.info({ signal, browsers: mode === 'handover' ? 'kept for the next start' : 'closed' }, 'shutting down');
+    service.close(mode).then(
       () => process.exit(0),
       (error: unknown) => {
         service.services.log.error({ err: error }, 'shutdown failed');
@@ -18,8 +18,11 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // SIGTERM is what a process manager sends on a deploy: the browsers are handed over to
+  // the next start, unless this host is being retired. Ctrl-C closes everything, as a
+  // developer at a terminal expects.
+  process.on('SIGTERM', () => stop('SIGTERM', config.browser.retireOnStop ? 'shutdown' : 'handover'));
+  process.on('SIGINT', () => stop('SIGINT', 'shutdown'));
 }
 
 main().catch((error: unknown) => {

@@ -53,14 +53,21 @@ import { isLocalEndpoint } from '../browser';
 import { EgressPolicy } from '../net/egress-policy';
 import { EgressProxy } from '../net/egress-proxy';
 
+/**
+ * How a stop leaves the devices' browsers: `handover` lets go of them, each still running
+ * under its keeper for the next start on this data directory to re-attach (a deploy:
+ * SIGTERM); `shutdown` closes them for good (Ctrl-C, a retired host, tests).
+ */
+export type StopMode = 'handover' | 'shutdown';
+
 export interface RunningService {
   server: Server;
   /** Base URL the server listens on, e.g. http://127.0.0.1:3000. */
   url: string;
   services: Services;
   database: OpenDatabase;
-  /** Graceful stop: no new connections, in-flight requests finish, workers stop, pools close. */
-  close(): Promise<void>;
+  /** Graceful stop: no new connections, in-flight requests finish, workers stop, browsers handed over or closed. */
+  close(mode?: StopMode): Promise<void>;
 }
 
 // How long shutdown waits for in-flight requests before cutting connections.
@@ -104,6 +111,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     deviceStates: deviceStateStore(database.db),
     browserUsers: config.browser.users,
     allowUnsandboxed: config.browser.allowUnsandboxed,
+    keepSecs: config.browser.keepSecs,
   });
   try {
     // Fail at start, with one clear line, rather than at the first device create.
@@ -153,7 +161,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
       .finally(() => lostDeviceWrites.delete(write));
     lostDeviceWrites.add(write);
   });
-  await reconcileHostDevices({ ...services, dataDir: config.dataDir });
+  await reconcileHostDevices(services);
   // What a crash left recording here is stored (or marked failed) before new runs start.
   await services.recorder.recover();
   // After the devices this host brings back: they have the first claim on its capacity.
@@ -233,7 +241,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     url,
     services,
     database,
-    close() {
+    close(mode: StopMode = 'shutdown') {
       closing ??= (async () => {
         ready = false;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -250,10 +258,11 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         await Promise.all(workers.map((worker) => worker.stop()));
         // Live-view sessions' recordings; the task runs' ended with the runs, CDP sessions' with their connections.
         await services.recorder.stopAll();
-        // Devices stay `active` in the database (a restart relaunches them); their
-        // metering stops with their browsers, here.
+        // Devices stay `active` in the database (a restart re-attaches or relaunches
+        // them); their metering stops here and starts again with the next start's.
         await closeHostMetering(services);
-        await services.browserPool.shutdown();
+        if (mode === 'handover') await services.browserPool.detach();
+        else await services.browserPool.shutdown();
         await egressProxy.close();
         await Promise.all(lostDeviceWrites);
         await limiterStore.close();

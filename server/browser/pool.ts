@@ -144,7 +144,7 @@ export class BrowserPool {
    * when the device runs for another organization, and whatever the provider throws
    * (BrowserLaunchError) when the launch fails.
    */
-  launch(deviceId: string, orgId: string): Promise<BrowserHandle> {
+  launch(deviceId: string, orgId: string, options: { adopt?: string } = {}): Promise<BrowserHandle> {
     const existing = this.slots.get(deviceId);
     if (existing) {
       if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
@@ -165,7 +165,7 @@ export class BrowserPool {
     }
     const slot: Slot = {
       orgId,
-      handle: room.then(() => this.provider.launch({ deviceId, orgId })),
+      handle: room.then(() => this.provider.launch({ deviceId, orgId, ...(options.adopt === undefined ? {} : { adopt: options.adopt }) })),
     };
     this.slots.set(deviceId, slot);
     this.watch(deviceId, slot);
@@ -223,11 +223,36 @@ export class BrowserPool {
     this.lostListeners.push(listener);
   }
 
+  /** Closes every browser for good: a stop that brings nothing back (Ctrl-C, a retired host). */
   async shutdown(): Promise<void> {
     await this.warm?.shutdown();
     await Promise.all([...this.slots.keys()].map((deviceId) => this.close(deviceId)));
     await Promise.all(this.closing.values());
     await this.provider.shutdown();
+  }
+
+  /**
+   * The hand-over to the next service on this data directory: every device's browser
+   * keeps running under its keeper, and the next start re-attaches to it. Warm browsers
+   * belong to no device and are closed.
+   */
+  async detach(): Promise<void> {
+    await this.warm?.shutdown();
+    const slots = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(slots.map((slot) => slot.handle.then((handle) => handle.detach(), () => undefined)));
+    await Promise.all(this.closing.values());
+    await this.provider.detach();
+  }
+
+  /** Devices whose browser a keeper of this data directory keeps and no slot holds (start-up). */
+  async keptDeviceIds(): Promise<string[]> {
+    return (await this.provider.keptDeviceIds()).filter((deviceId) => !this.slots.has(deviceId));
+  }
+
+  /** Closes a kept browser whose device is no longer this host's. */
+  closeKept(deviceId: string): Promise<void> {
+    return this.provider.closeKept(deviceId);
   }
 
   private onLost(deviceId: string, slot: Slot): void {

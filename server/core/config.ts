@@ -71,6 +71,8 @@ const EnvSchema = z.object({
   OPERATOR_MAX_BROWSERS: positiveInt(10),
   OPERATOR_WARM_BROWSERS: z.coerce.number().int().nonnegative().default(2),
   OPERATOR_ALLOW_UNSANDBOXED_BROWSER: booleanFromEnv,
+  OPERATOR_BROWSER_KEEP_SECS: positiveInt(300),
+  OPERATOR_RETIRE_ON_STOP: booleanFromEnv,
   // Ids no account uses: systemd leaves 60578-61183 unassigned.
   OPERATOR_BROWSER_UIDS: idRange('60601-60999'),
   OPERATOR_BROWSER_GID: unprivilegedId.default(60600),
@@ -203,6 +205,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** Local browsers kept launched ahead of creates, within maxBrowsers; 0 keeps none. */
       warmBrowsers: e.OPERATOR_WARM_BROWSERS,
       allowUnsandboxed: e.OPERATOR_ALLOW_UNSANDBOXED_BROWSER,
+      /**
+       * With no service connected, how long a device's browser keeper waits for one to
+       * come back before it closes the browser: long enough for a deploy's restart (and a
+       * slow migration), short enough that a host that never comes back holds no browsers.
+       */
+      keepSecs: e.OPERATOR_BROWSER_KEEP_SECS,
+      /** SIGTERM closes every browser for good (the host is being retired) instead of handing them over. */
+      retireOnStop: e.OPERATOR_RETIRE_ON_STOP,
       /** As root, each running local browser gets a uid of this range, all of them this group. */
       users: { firstUid: firstBrowserUid, lastUid: lastBrowserUid, gid: e.OPERATOR_BROWSER_GID },
     },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FakePageDriver } from './fake-page-driver';
 import type { BrowserHandle, BrowserProvider, CdpChannel, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
 
@@ -48,6 +49,20 @@ export class FakeBrowserProvider implements BrowserProvider {
     this.calls.push({ method: 'shutdown', args: [] });
   }
 
+  async detach(): Promise<void> {
+    this.calls.push({ method: 'detach', args: [] });
+  }
+
+  /** A fake keeps nothing across a restart. */
+  async keptDeviceIds(): Promise<string[]> {
+    this.calls.push({ method: 'keptDeviceIds', args: [] });
+    return [];
+  }
+
+  async closeKept(deviceId: string): Promise<void> {
+    this.calls.push({ method: 'closeKept', args: [deviceId] });
+  }
+
   async isReachable(): Promise<boolean> {
     this.calls.push({ method: 'isReachable', args: [] });
     return this.reachable;
@@ -57,6 +72,9 @@ export class FakeBrowserProvider implements BrowserProvider {
 /** A launched fake browser: its page is a FakePageDriver; it never goes away on its own. */
 export class FakeBrowserHandle implements BrowserHandle {
   readonly pid = null;
+  readonly incarnation = randomUUID();
+  readonly reattached = false;
+  readonly location = null;
   readonly driver = new FakePageDriver();
 
   constructor(readonly deviceId: string) {}
@@ -82,4 +100,6 @@ export class FakeBrowserHandle implements BrowserHandle {
   onDisconnected(): void {}
 
   async close(): Promise<void> {}
+
+  async detach(): Promise<void> {}
 }
