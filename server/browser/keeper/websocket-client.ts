@@ -31,6 +31,7 @@ export function openWebSocket(url: string, timeoutMs: number): Promise<WebSocket
   target.protocol = target.protocol === 'wss:' ? 'https:' : 'http:';
   return new Promise((resolve, reject) => {
     const req = request(target, {
+      agent: false,
       headers: {
         Connection: 'Upgrade',
         Upgrade: 'websocket',
@@ -68,6 +69,8 @@ export class WebSocketLink {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private fragments: Buffer[] = [];
+  /** Bytes the frame being received needs in all, once its header was read: no concatenation before. */
+  private awaiting = 0;
   private closed = false;
 
   constructor(socket: Socket, head: Buffer) {
@@ -106,7 +109,7 @@ export class WebSocketLink {
 
   /** The next whole frame, or null until enough bytes arrived (concatenated only once they did). */
   private nextFrame(): { fin: boolean; opcode: number; payload: Buffer } | null {
-    if (this.buffered < 2) return null;
+    if (this.buffered < 2 || this.buffered < this.awaiting) return null;
     const header = this.chunks.length === 1 ? this.chunks[0]! : this.flatten();
     const masked = (header[1]! & 0x80) !== 0;
     let length = header[1]! & 0x7f;
@@ -122,7 +125,11 @@ export class WebSocketLink {
     }
     const maskOffset = offset;
     if (masked) offset += 4;
-    if (this.buffered < offset + length) return null;
+    if (this.buffered < offset + length) {
+      this.awaiting = offset + length;
+      return null;
+    }
+    this.awaiting = 0;
     const all = this.flatten();
     const payload = Buffer.from(all.subarray(offset, offset + length));
     if (masked) for (let i = 0; i < payload.length; i += 1) payload[i] = payload[i]! ^ all[maskOffset + (i % 4)]!;
