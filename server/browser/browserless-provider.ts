@@ -151,7 +151,6 @@ export class BrowserlessProvider implements BrowserProvider {
       connection.remember(browserId, context.id ?? null);
       location = browserId === null || context.id === undefined ? null : remoteLocation({ browserId, contextId: context.id, incarnation: connection.identity.incarnation });
     } catch {
-      await browser.disconnect().catch(() => undefined);
       await connection.closeBrowser();
       throw new BrowserLaunchError(`could not prepare the remote browser for device ${deviceId}`, true);
     }
@@ -200,8 +199,8 @@ export class BrowserlessProvider implements BrowserProvider {
         // browser closes regardless.
         await Promise.race([this.saveState(deviceId, context, origins).catch(() => undefined), sleep(STATE_SAVE_TIMEOUT_MS, undefined, { ref: false })]);
         await context.close().catch(() => undefined);
-        await browser.disconnect().catch(() => undefined);
-        // The keeper leaves the browser, and browserless closes it with its last client.
+        // The keeper leaves the browser (browserless closes it with its last client) and
+        // exits, which ends puppeteer's connection too.
         await connection.closeBrowser();
       },
       detach: async () => {

@@ -61,7 +61,7 @@ export class KeeperConnection implements ConnectionTransport {
     const reply = await new Promise<KeeperReply | null>((resolve) => {
       const timer = setTimeout(() => resolve(null), HELLO_TIMEOUT_MS);
       const onData = (chunk: Buffer) => {
-        const [first] = reader.push(chunk);
+        const first = reader.push(chunk).find((message) => message.startsWith(CONTROL_PREFIX));
         if (first === undefined) return;
         clearTimeout(timer);
         socket.off('data', onData);

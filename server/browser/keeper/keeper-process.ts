@@ -49,7 +49,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  let client: { number: number; socket: Socket } | null = null;
+  // A client hears the browser only once it said hello: events of the cleanup after the
+  // previous client must not come before the hello's answer.
+  let client: { number: number; socket: Socket; greeted: boolean } | null = null;
   let clients = 0;
   let reapTimer: NodeJS.Timeout | null = null;
   let ending: Promise<void> | null = null;
@@ -72,16 +74,17 @@ async function main(): Promise<void> {
 
   link.onmessage = (message) => {
     const delivery = relay.fromBrowser(message);
-    if (delivery.to === 'nobody' || client === null) return;
+    if (delivery.to === 'nobody' || client === null || !client.greeted) return;
     if (delivery.to === 'client' && delivery.client !== client.number) return;
     client.socket.write(nulFrame(delivery.message));
   };
   link.onclose = () => end('gone');
 
-  const control = (socket: Socket, request: KeeperRequest) => {
+  const control = (current: { socket: Socket; greeted: boolean }, request: KeeperRequest) => {
     switch (request.keeper) {
       case 'hello':
-        socket.write(nulFrame(JSON.stringify({ keeper: 'hello', ...identity })));
+        current.socket.write(nulFrame(JSON.stringify({ keeper: 'hello', ...identity })));
+        current.greeted = true;
         return;
       case 'remember':
         identity.remoteBrowserId = request.remoteBrowserId;
@@ -99,14 +102,14 @@ async function main(): Promise<void> {
       socket.end(nulFrame(JSON.stringify({ keeper: 'busy' })));
       return;
     }
-    const current = { number: ++clients, socket };
+    const current = { number: ++clients, socket, greeted: false };
     client = current;
     if (reapTimer !== null) clearTimeout(reapTimer);
     const reader = new NulFrameReader();
     socket.on('data', (chunk: Buffer) => {
       for (const message of reader.push(chunk)) {
         if (message.startsWith(CONTROL_PREFIX)) {
-          control(socket, JSON.parse(message) as KeeperRequest);
+          control(current, JSON.parse(message) as KeeperRequest);
           continue;
         }
         const command = relay.fromClient(current.number, message);
