@@ -281,19 +281,19 @@ export class LocalBrowserProvider implements BrowserProvider {
 
   async closeKept(deviceId: string): Promise<void> {
     const setup = await this.ready();
-    await this.closeKeeper(setup.keepersDir, profileIn(setup.profilesRoot, deviceId), deviceId);
+    await this.closeKeeper(setup.keepersDir, profileIn(setup.profilesRoot, deviceId), deviceId, setup.users);
     await takeProfileBack(profileIn(setup.profilesRoot, deviceId)).catch(() => undefined);
   }
 
   /** Has the keeper of `profileId` close its browser, then kills what is left of it and frees its uid. */
-  private async closeKeeper(keepersDir: string, profileDir: string, profileId: string): Promise<void> {
+  private async closeKeeper(keepersDir: string, profileDir: string, profileId: string, users: BrowserUsers | null): Promise<void> {
     const connection = await KeeperConnection.open(keeperSocket(keepersDir, profileId), profileId);
     if (connection === null) return;
     const { pid, uid } = connection.identity;
     await connection.closeBrowser();
     if (pid !== null) await killProcessGroup(pid);
     if (pid !== null) await removePidFile(profileDir, pid).catch(() => undefined);
-    const claim = await this.uidBack(uid);
+    const claim = uid === null || users === null ? null : await users.takeBack(uid);
     await claim?.release();
   }
 
@@ -329,7 +329,7 @@ export class LocalBrowserProvider implements BrowserProvider {
     const knownProfilesRoot = localProfilesRoot(this.options.dataDir);
     for (const profileId of kept) {
       if (!(await isWarmProfile(knownProfilesRoot, profileId))) continue;
-      await this.closeKeeper(keepersDir, profileIn(knownProfilesRoot, profileId), profileId);
+      await this.closeKeeper(keepersDir, profileIn(knownProfilesRoot, profileId), profileId, users);
       kept.delete(profileId);
     }
     // Kept browsers' keepers hold their uids: only what runs under unheld uids is killed.

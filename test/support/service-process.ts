@@ -22,6 +22,7 @@ export interface ServiceProcess {
   /** The service's process id, e.g. to read the CPU time it used. */
   pid: number;
   database: TestDatabase;
+  /** SIGTERM; the service closes its browsers (OPERATOR_RETIRE_ON_STOP) unless `env` said otherwise. */
   stop(): Promise<void>;
 }
 
@@ -35,7 +36,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
+    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', OPERATOR_RETIRE_ON_STOP: 'true', ...env },
     stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
