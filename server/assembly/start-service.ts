@@ -52,6 +52,7 @@ import type { Services } from '../services/services';
 import { isLocalEndpoint } from '../browser';
 import { EgressPolicy } from '../net/egress-policy';
 import { EgressProxy } from '../net/egress-proxy';
+import { loadEgressPort, saveEgressPort } from '../net/egress-port';
 
 /**
  * How a stop leaves the devices' browsers: `handover` lets go of them, each still running
@@ -97,7 +98,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const log = createLogger(config.logLevel, options.logDestination);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
-  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress));
+  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), { preferredPort: await loadEgressPort(config.dataDir) });
+  await saveEgressPort(config.dataDir, egressProxy.port);
   const browserlessElsewhere = config.browser.kind === 'browserless' && !isLocalEndpoint(config.browser.browserlessUrl ?? '');
   if (browserlessElsewhere) {
     log.warn('the browserless endpoint is on another machine: its deployment must enforce the device egress policy (docs/api.md, "Device egress")');

@@ -96,9 +96,11 @@ export class BrowserlessProvider implements BrowserProvider {
     const kept = await KeeperConnection.open(socketPath, deviceId);
     if (kept !== null) {
       try {
+        // A context behind a proxy that no longer listens (the egress port changed) reaches nothing.
+        if (kept.identity.egressUrl !== (this.options.egress?.url ?? null)) throw new BrowserLaunchError('egress moved', true);
         return await this.rejoin(kept, deviceId);
       } catch {
-        // The keeper's browser lost the device's context: a new browser it is.
+        // A new browser it is.
         await kept.closeBrowser();
       }
     }
@@ -271,6 +273,7 @@ export class BrowserlessProvider implements BrowserProvider {
           socketPath,
           keepSecs: this.options.keepSecs,
           incarnation: joining?.incarnation ?? null,
+          egressUrl: this.options.egress?.url ?? null,
           endpoint,
           connectTimeoutMs: CONNECT_TIMEOUT_MS,
           remoteBrowserId: joining?.browserId ?? null,

@@ -129,7 +129,11 @@ export class LocalBrowserProvider implements BrowserProvider {
     const profileDir = profileIn(setup.profilesRoot, profileId);
     await this.retiring.get(profileId);
     const kept = await KeeperConnection.open(keeperSocket(setup.keepersDir, profileId), profileId);
-    if (kept !== null) return this.attach(profileId, profileDir, kept, null, true);
+    if (kept !== null) {
+      if (kept.identity.egressUrl === (this.options.egress?.url ?? null)) return this.attach(profileId, profileDir, kept, null, true);
+      // Started behind a proxy that no longer listens (the egress port changed): its pages reach nothing.
+      await this.closeKeptOn(kept, profileDir, setup.users);
+    }
     await removeKeeperSocket(setup.keepersDir, profileId);
 
     await mkdir(profileDir, { recursive: true, mode: 0o700 });
@@ -155,6 +159,7 @@ export class LocalBrowserProvider implements BrowserProvider {
           socketPath,
           keepSecs: this.options.keepSecs,
           incarnation: null,
+          egressUrl: this.options.egress?.url ?? null,
           ...command,
           uid: claim?.user.uid ?? null,
           gracefulCloseMs: GRACEFUL_CLOSE_MS,
@@ -288,7 +293,10 @@ export class LocalBrowserProvider implements BrowserProvider {
   /** Has the keeper of `profileId` close its browser, then kills what is left of it and frees its uid. */
   private async closeKeeper(keepersDir: string, profileDir: string, profileId: string, users: BrowserUsers | null): Promise<void> {
     const connection = await KeeperConnection.open(keeperSocket(keepersDir, profileId), profileId);
-    if (connection === null) return;
+    if (connection !== null) await this.closeKeptOn(connection, profileDir, users);
+  }
+
+  private async closeKeptOn(connection: KeeperConnection, profileDir: string, users: BrowserUsers | null): Promise<void> {
     const { pid, uid } = connection.identity;
     await connection.closeBrowser();
     if (pid !== null) await killProcessGroup(pid);

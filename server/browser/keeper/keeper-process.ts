@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     uid: start.kind === 'local' ? start.uid : null,
     remoteBrowserId: start.kind === 'remote' ? start.remoteBrowserId : null,
     contextId: start.kind === 'remote' ? start.contextId : null,
+    egressUrl: start.egressUrl,
   };
   const relay = new CdpRelay();
   let link: BrowserLink;

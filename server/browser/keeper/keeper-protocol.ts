@@ -22,6 +22,11 @@ export interface KeeperIdentity {
   remoteBrowserId: string | null;
   /** browserless: the device's browser context in that browser; null until the service names it. */
   contextId: string | null;
+  /**
+   * The egress proxy the browser (or the device's context) was told to use: a service
+   * whose proxy listens elsewhere cannot re-attach to it, its pages would reach nothing.
+   */
+  egressUrl: string | null;
 }
 
 export type KeeperRequest =
@@ -45,6 +50,7 @@ interface KeeperStartCommon {
   keepSecs: number;
   /** Kept when joining a browser that already has one (adoption); else the keeper makes one. */
   incarnation: string | null;
+  egressUrl: string | null;
 }
 
 /** A local Chromium the keeper starts with --remote-debugging-pipe (the command of chromium-command.ts). */
