@@ -11,7 +11,7 @@
 // from stdin (the browserless token never appears in a command line or environment).
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { CdpRelay } from './cdp-relay.ts';
 import { CONTROL_PREFIX, type KeeperIdentity, type KeeperRequest, type KeeperStart, type KeeperStartResult, type LocalKeeperStart, type RemoteKeeperStart } from './keeper-protocol.ts';
@@ -28,6 +28,7 @@ interface BrowserLink {
 }
 
 const GROUP_EXIT_WAIT_MS = 5_000;
+const UID_CLAIM_FD = 3;
 
 async function main(): Promise<void> {
   const start = JSON.parse(await readStdin()) as KeeperStart;
@@ -63,6 +64,9 @@ async function main(): Promise<void> {
       server.close();
       rmSync(start.socketPath, { force: true });
       if (mode !== 'gone') await link.shutDown(mode).catch(() => undefined);
+      // The browser's group is gone: its uid claim goes before the service hears of the end,
+      // so the service can claim that uid again at once (browser-users.ts).
+      if (start.kind === 'local' && start.uid !== null) closeClaim();
       client?.socket.destroy();
       process.exit(0);
     })();
@@ -214,6 +218,15 @@ async function killGroup(pid: number): Promise<void> {
       return; // ESRCH: no member left
     }
     await delay(25);
+  }
+}
+
+/** The uid claim's descriptor, inherited as fd 3 (keeper-launch.ts). */
+function closeClaim(): void {
+  try {
+    closeSync(UID_CLAIM_FD);
+  } catch {
+    // already closed
   }
 }
 
