@@ -60,7 +60,7 @@ interface LocalBrowserSetup {
 /**
  * Flags known to work in the containers this service runs in. The crash reporter stays
  * off: its crashpad handler daemonizes into a session of its own, out of reach of the
- * process-group kill that guarantees no Chromium outlives the service.
+ * process-group kill that guarantees no Chromium outlives its keeper.
  */
 export const CHROMIUM_FLAGS = [
   '--disable-crash-reporter',
