@@ -8,6 +8,7 @@ import { BrowserPool } from '../../server/browser/pool';
 import { BrowserlessProvider } from '../../server/browser/browserless-provider';
 import { isRunning, processesOfUser, processGroupMembers } from '../../server/browser/chromium-process';
 import type { DeviceState, DeviceStateStore } from '../../server/browser/device-state';
+import { KeeperBusyError, KeeperConnection } from '../../server/browser/keeper-connection';
 import { keepersDirectory, keeperSocket } from '../../server/browser/keeper-directory';
 import { LocalBrowserProvider } from '../../server/browser/local-provider';
 import type { BrowserHandle, PageDriver } from '../../server/browser/types';
@@ -73,6 +74,19 @@ async function keeperServes(pid: number, dataDir: string): Promise<boolean> {
     if (inode !== undefined && inodes.has(inode)) return true;
   }
   return false;
+}
+
+/** One CDP command on a raw keeper connection; resolves with its result. */
+function command(connection: KeeperConnection, id: number, method: string, params: Record<string, unknown>): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    connection.onmessage = (message) => {
+      const parsed = JSON.parse(message) as { id?: number; result?: unknown; error?: unknown };
+      if (parsed.id !== id) return;
+      if (parsed.error !== undefined) reject(new Error(JSON.stringify(parsed.error)));
+      else resolve(parsed.result);
+    };
+    connection.send(JSON.stringify({ id, method, params }));
+  });
 }
 
 async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
@@ -200,6 +214,34 @@ describe('local browsers under keepers', () => {
     expect(await isRunning(handle.pid!)).toBe(false);
     expect(await keepersOf(dataDir)).toEqual([]);
   }, 90_000);
+
+  it('serve one client at a time, and undo what a gone client left: no session on its page, no auto-attach (which would pause) on a new one', async () => {
+    const dataDir = path.join(temp.dir, 'leftovers');
+    const provider = localProvider(dataDir);
+    const handle = await provider.launch({ deviceId: 'leftover-device', orgId: 'org-1' });
+    const socketPath = keeperSocket(keepersDirectory(dataDir), 'leftover-device');
+    await expect(KeeperConnection.open(socketPath, 'leftover-device')).rejects.toBeInstanceOf(KeeperBusyError);
+    await provider.detach();
+
+    // A client that asks for every new page to wait for its debugger, then dies.
+    const careless = (await KeeperConnection.open(socketPath, 'leftover-device'))!;
+    expect(careless.identity.incarnation).toBe(handle.incarnation);
+    expect(await command(careless, 1, 'Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true })).toEqual({});
+    careless.close();
+    await careless.closed;
+
+    const next = (await KeeperConnection.open(socketPath, 'leftover-device'))!;
+    // The same id as the gone client's first command: the answer is this client's own.
+    const { targetId } = (await command(next, 1, 'Target.createTarget', { url: server.url('/next') })) as { targetId: string };
+    type TargetInfo = { targetId: string; type: string; title: string; attached: boolean };
+    const pages = async () => ((await command(next, 2, 'Target.getTargets', {})) as { targetInfos: TargetInfo[] }).targetInfos.filter((target) => target.type === 'page');
+    expect(await waitUntil(async () => (await pages()).find((target) => target.targetId === targetId)?.title === 'Next', 10_000)).toBe(true);
+    // Nothing attached: neither the sessions the gone clients held on the device's page, nor an auto-attach to the new one.
+    expect((await pages()).map((target) => target.attached)).toEqual([false, false]);
+    next.close();
+    await next.closed;
+    await localProvider(dataDir).closeKept('leftover-device');
+  }, 60_000);
 
   it('closeKept() closes a kept browser no device of this host needs any more', async () => {
     const dataDir = path.join(temp.dir, 'stray');
