@@ -68,7 +68,7 @@ async function startChildServer(): Promise<{ process: ChildProcess; url: string 
   return { process: started, url };
 }
 
-it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed at the last heartbeat, device active again; an orphan without keeper killed', async () => {
+it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed at the last heartbeat, device active again; an orphan without keeper killed', { timeout: 150_000 }, async () => {
   database = await createTestDatabase();
   dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
   const server = await startChildServer();
@@ -128,8 +128,49 @@ it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed
   expect(await isRunning(relaunched!.pid!)).toBe(true);
   const again = apiClient(restarted.url, key);
   expect((await again('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
-  await again('DELETE', `/v1/devices/${created.body.id}`);
+
+  // A kept browser whose device is no longer this host's running one (here: slept while
+  // no service ran) is closed by the next start, not re-attached.
+  const keptPid = relaunched!.pid!;
+  await restarted.close('handover');
+  restarted = undefined;
+  expect(await isRunning(keptPid)).toBe(true);
+  const direct = connectDatabase(database!.url, 1);
+  await direct.sql`update devices set status = 'sleeping' where id = ${deviceId}`;
+  await direct.close();
+  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  expect(await isRunning(keptPid)).toBe(false);
+  expect(await keeperProcesses()).toEqual([]);
+  expect(restarted.services.browserPool.get(deviceId)).toBeUndefined();
 });
+
+it('hands its browsers over on SIGTERM and closes them on SIGINT', async () => {
+  await restarted?.close();
+  restarted = undefined;
+  const server = await startChildServer();
+  child = server.process;
+  const admin = connectDatabase(database!.url, 2);
+  const { org_id: orgId } = await createOrganization(admin.db, { name: 'signals', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+  const { space_id: spaceId } = await createSpace(admin.db, orgId, 'default');
+  const { key } = await createApiKey(admin.db, { orgId, scopes: ['operator:devices:read', 'operator:devices:write'], spaceIds: [], env: 'test' });
+  await admin.close();
+  const created = await apiClient(server.url, key)('POST', '/v1/devices', { space_id: spaceId });
+  const deviceId = parsePublicId('device', created.body.id)!;
+  const pid = Number((await readFile(path.join(dataDir!, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim());
+
+  child.kill('SIGTERM');
+  expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
+  expect(await isRunning(pid)).toBe(true);
+
+  const next = await startChildServer();
+  child = next.process;
+  expect((await apiClient(next.url, key)('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
+  expect(Number((await readFile(path.join(dataDir!, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim())).toBe(pid);
+  child.kill('SIGINT');
+  expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
+  expect(await isRunning(pid)).toBe(false);
+  expect(await keeperProcesses()).toEqual([]);
+}, 120_000);
 
 /** The keeper processes of this test's data directory (their start names the socket in it). */
 async function keeperProcesses(): Promise<number[]> {
