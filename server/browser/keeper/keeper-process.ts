@@ -41,11 +41,22 @@ async function main(): Promise<void> {
     contextId: start.kind === 'remote' ? start.contextId : null,
     egressUrl: start.egressUrl,
   };
+  // The socket first: a keeper that cannot serve must not have started a browser.
+  const server = createServer();
+  rmSync(start.socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(start.socketPath, () => resolve());
+  });
+  // Its folder is the service's alone (0700); the socket too, in case the folder ever is not.
+  chmodSync(start.socketPath, 0o600);
+
   const relay = new CdpRelay();
   let link: BrowserLink;
   try {
     link = start.kind === 'local' ? launchChromium(start, identity, relay) : await connectRemote(start);
   } catch (error) {
+    rmSync(start.socketPath, { force: true });
     const reason = error instanceof WebSocketOpenError ? error.reason : 'failed';
     report({ ready: false, reason, message: error instanceof Error ? error.message : String(error) });
     process.exit(1);
@@ -102,7 +113,7 @@ async function main(): Promise<void> {
     }
   };
 
-  const server = createServer((socket) => {
+  server.on('connection', (socket) => {
     if (client !== null || ending !== null) {
       socket.end(nulFrame(JSON.stringify({ keeper: 'busy' })));
       return;
@@ -130,13 +141,6 @@ async function main(): Promise<void> {
       reapLater();
     });
   });
-  rmSync(start.socketPath, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(start.socketPath, () => resolve());
-  });
-  // Its folder is the service's alone (0700); the socket too, in case the folder ever is not.
-  chmodSync(start.socketPath, 0o600);
   reapLater();
   report({ ready: true });
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => end('close'));
@@ -247,4 +251,7 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-void main();
+main().catch((error: unknown) => {
+  report({ ready: false, reason: 'failed', message: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});
