@@ -6,12 +6,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const service = await startService(config);
   let stopping = false;
-  // SIGTERM is what process managers send on a deploy: the work is handed to the next
-  // service of this host. Ctrl-C in a terminal ends everything, as a developer expects.
   const stop = (signal: string, mode: StopMode) => {
     if (stopping) return;
     stopping = true;
-    service.services.log.info({ signal, mode }, 'shutting down');
+    service.services.log.info({ signal, browsers: mode === 'handover' ? 'kept for the next start' : 'closed' }, 'shutting down');
     service.close(mode).then(
       () => process.exit(0),
       (error: unknown) => {
@@ -20,8 +18,11 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM', 'handover'));
-  process.on('SIGINT', () => stop('SIGINT', 'close'));
+  // SIGTERM is what a process manager sends on a deploy: the browsers are handed over to
+  // the next start, unless this host is being retired. Ctrl-C closes everything, as a
+  // developer at a terminal expects.
+  process.on('SIGTERM', () => stop('SIGTERM', config.browser.retireOnStop ? 'shutdown' : 'handover'));
+  process.on('SIGINT', () => stop('SIGINT', 'shutdown'));
 }
 
 main().catch((error: unknown) => {

@@ -56,6 +56,14 @@ import type { Services } from '../services/services';
 import { isLocalEndpoint } from '../browser';
 import { EgressPolicy } from '../net/egress-policy';
 import { EgressProxy } from '../net/egress-proxy';
+import { loadEgressPort, saveEgressPort } from '../net/egress-port';
+
+/**
+ * How a stop leaves the devices' browsers: `handover` lets go of them, each still running
+ * under its keeper for the next start on this data directory to re-attach (a deploy:
+ * SIGTERM); `shutdown` closes them for good (Ctrl-C, a retired host, tests).
+ */
+export type StopMode = 'handover' | 'shutdown';
 
 export interface RunningService {
   server: Server;
@@ -65,8 +73,8 @@ export interface RunningService {
   database: OpenDatabase;
   /**
    * Graceful stop: no new connections, in-flight requests finish, workers stop. `handover`
-   * (a deploy) leaves running tasks to the next service of this host; `close` ends them
-   * with the browsers. Live-view and CDP clients are closed with 1012 and reconnect.
+   * (a deploy) leaves running tasks to the next service of this host; `shutdown` ends them
+   * and closes the browsers. Live-view and CDP clients are closed with 1012 and reconnect.
    */
   close(mode?: StopMode): Promise<void>;
   /**
@@ -77,8 +85,6 @@ export interface RunningService {
   closeForDevice(deviceId: string, reason: ReconnectReason): void;
 }
 
-/** How a service stops: handing its work to the next service of its host, or closing it. */
-export type StopMode = 'handover' | 'close';
 
 // How long shutdown waits for in-flight requests before cutting connections.
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -107,7 +113,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const log = createLogger(config.logLevel, options.logDestination);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
-  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress));
+  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), { preferredPort: await loadEgressPort(config.dataDir) });
+  await saveEgressPort(config.dataDir, egressProxy.port);
   const browserlessElsewhere = config.browser.kind === 'browserless' && !isLocalEndpoint(config.browser.browserlessUrl ?? '');
   if (browserlessElsewhere) {
     log.warn('the browserless endpoint is on another machine: its deployment must enforce the device egress policy (docs/api.md, "Device egress")');
@@ -121,6 +128,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     deviceStates: deviceStateStore(database.db),
     browserUsers: config.browser.users,
     allowUnsandboxed: config.browser.allowUnsandboxed,
+    keepSecs: config.browser.keepSecs,
   });
   try {
     // Fail at start, with one clear line, rather than at the first device create.
@@ -179,7 +187,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   services.browserPool.onDeviceLaunched((deviceId, handle) =>
     trackDeviceWrite(deviceId, () => recordDeviceBrowser(services, deviceId, handle), 'could not record a device\'s browser'),
   );
-  await reconcileHostDevices({ ...services, dataDir: config.dataDir });
+  await reconcileHostDevices(services);
   // The tasks a previous process of this host was driving continue here, at once.
   const continued = await releaseHostLeases(services.db, hostId, services.instanceId);
   if (continued.length > 0) log.info({ taskIds: continued }, 'tasks of the previous service of this host continue here');
@@ -204,6 +212,11 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   await gateway.start();
   const cdpGateway = new CdpGateway(services);
   await cdpGateway.start();
+  // A device another host adopted: whoever watched or drove it here reconnects to it there.
+  services.browserPool.onDeviceHandedOff((deviceId) => {
+    gateway.closeForDevice(deviceId, 'service_restart');
+    cdpGateway.closeForDevice(deviceId, 'service_restart');
+  });
   const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
     (req, socket, head) => gateway.handleUpgrade(req, socket, head),
     (req, socket, head) => cdpGateway.handleUpgrade(req, socket, head),
@@ -267,7 +280,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
       gateway.closeForDevice(deviceId, reason);
       cdpGateway.closeForDevice(deviceId, reason);
     },
-    close(mode: StopMode = 'close') {
+    close(mode: StopMode = 'shutdown') {
       closing ??= (async () => {
         ready = false;
         // What waits for the database to come back gives up: a stop must not hang on an outage.
@@ -286,10 +299,11 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         await Promise.all(workers.map((worker) => (worker === runner && mode === 'handover' ? runner.handOver() : worker.stop())));
         // Live-view sessions' recordings; the task runs' ended with the runs, CDP sessions' with their connections.
         await services.recorder.stopAll();
-        // Devices stay `active` in the database (a restart relaunches them); their
-        // metering stops with their browsers, here.
+        // Devices stay `active` in the database (a restart re-attaches or relaunches
+        // them); their metering stops here and starts again with the next start's.
         await closeHostMetering(services);
-        await services.browserPool.shutdown();
+        if (mode === 'handover') await services.browserPool.detach();
+        else await services.browserPool.shutdown();
         await egressProxy.close();
         await Promise.all(deviceWrites);
         await limiterStore.close();

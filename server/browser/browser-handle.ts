@@ -8,12 +8,15 @@ export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
   pid: number | null;
   incarnation: string;
+  reattached: boolean;
   location: string | null;
   browser: Browser;
   /** The context the device's page lives in: the default one or the device's own. */
   context: BrowserContext;
   /** Provider-specific teardown (stop the process, or leave a remote browser). */
   release: () => Promise<void>;
+  /** Provider-specific hand-over: disconnect from the keeper, leaving the browser running. */
+  detach: () => Promise<void>;
   /** The egress proxy the browser goes through; null where none is in front of it. */
   egress: EgressGate | null;
   /** Where the browser may save downloads (in its profile); null for a remote browser. */
@@ -29,10 +32,12 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   readonly deviceId: string;
   readonly pid: number | null;
   readonly incarnation: string;
+  readonly reattached: boolean;
   readonly location: string | null;
   private readonly browser: Browser;
   private readonly context: BrowserContext;
   private readonly release: () => Promise<void>;
+  private readonly leave: () => Promise<void>;
   private readonly egress: EgressGate | null;
   private readonly downloadsDir: string | null;
   private driver: Promise<PuppeteerPageDriver> | null = null;
@@ -44,10 +49,12 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.deviceId = options.deviceId;
     this.pid = options.pid;
     this.incarnation = options.incarnation;
+    this.reattached = options.reattached;
     this.location = options.location;
     this.browser = options.browser;
     this.context = options.context;
     this.release = options.release;
+    this.leave = options.detach;
     this.egress = options.egress;
     this.downloadsDir = options.downloadsDir ?? null;
   }
@@ -76,6 +83,12 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
 
   close(): Promise<void> {
     this.closing ??= this.release();
+    return this.closing;
+  }
+
+  /** Like close() for the listeners (the disconnect it causes is no loss), but the browser stays. */
+  detach(): Promise<void> {
+    this.closing ??= this.leave();
     return this.closing;
   }
 

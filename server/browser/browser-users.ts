@@ -28,8 +28,15 @@ export interface BrowserUser {
 /** A uid held by one running browser. */
 export interface BrowserUserClaim {
   readonly user: BrowserUser;
+  /** The claim's locked descriptor, which the browser's keeper inherits so the claim lasts as long as it does. */
+  readonly lockFd: number;
   /** Kills whatever still runs under the uid (a process that left the browser's group), then frees it. */
   release(): Promise<void>;
+  /**
+   * Closes this process's descriptor of the claim and kills nothing: the browser's keeper
+   * holds the claim from here on (a hand-over to the next service), and drops it when it exits.
+   */
+  letGo(): void;
 }
 
 const CLAIMS_DIR = '/run/browser-device-operator/browser-uids';
@@ -101,10 +108,30 @@ export class BrowserUsers {
     );
   }
 
+  /**
+   * The claim of `uid` once the keeper that held it for a kept browser has exited, to kill
+   * what is left under it and free it; null when someone else claimed it meanwhile.
+   */
+  async takeBack(uid: number): Promise<BrowserUserClaim | null> {
+    if (this.held.has(uid)) return null;
+    await mkdir(CLAIMS_DIR, { recursive: true, mode: 0o700 });
+    const lock = await tryLockFile(path.join(CLAIMS_DIR, String(uid)));
+    if (lock === null) return null;
+    this.held.add(uid);
+    return this.claimOf(uid, lock);
+  }
+
   private claimOf(uid: number, lock: FileLock): BrowserUserClaim {
     let released: Promise<void> | null = null;
     return {
       user: { uid, gid: this.range.gid },
+      lockFd: lock.fd,
+      letGo: () => {
+        if (released !== null) return;
+        released = Promise.resolve();
+        lock.release();
+        this.held.delete(uid);
+      },
       release: () =>
         (released ??= (async () => {
           try {

@@ -43,7 +43,7 @@ afterAll(async () => {
 describe('browserless provider against a plain CDP endpoint', () => {
   it('keeps cookies and localStorage across close and launch through the state store, isolates devices, and leaves the remote browser running', async () => {
     const store = new MemoryStateStore();
-    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, deviceStates: store, egress: null });
+    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, deviceStates: store, egress: null, dataDir: path.join(temp.dir, 'service'), keepSecs: 20 });
     const first = await provider.launch({ deviceId: 'remote-a', orgId: 'org-1' });
     expect(first.pid).toBeNull();
     let closedEvents = 0;
@@ -91,7 +91,7 @@ describe('browserless provider against a plain CDP endpoint', () => {
   it('starts a device whose saved state does not parse, with nothing restored', async () => {
     const store = new MemoryStateStore();
     store.states.set('remote-damaged', { cookies: 'not a list' });
-    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, deviceStates: store, egress: null });
+    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, deviceStates: store, egress: null, dataDir: path.join(temp.dir, 'service'), keepSecs: 20 });
     const handle = await provider.launch({ deviceId: 'remote-damaged', orgId: 'org-1' });
     const driver = await handle.page();
     await driver.navigate(server.url('/show-cookie'));
@@ -100,7 +100,7 @@ describe('browserless provider against a plain CDP endpoint', () => {
   });
 
   it('reports a remote browser that goes away', async () => {
-    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, deviceStates: new MemoryStateStore(), egress: null });
+    const provider = new BrowserlessProvider({ endpoint: remote.webSocketUrl, deviceStates: new MemoryStateStore(), egress: null, dataDir: path.join(temp.dir, 'service'), keepSecs: 20 });
     const handle = await provider.launch({ deviceId: 'remote-c', orgId: 'org-1' });
     const disconnected = new Promise<void>((resolve) => handle.onDisconnected(resolve));
     await remote.stop();

@@ -3,8 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { deviceContextOptions, deviceEndpoint, httpUrl, isSharedBrowserEndpoint, readRemoteCapacity } from './browserless-endpoint.js';
-import { CdpConnectError, openCdpTransport, type CdpTransport } from './cdp-transport.js';
 import { captureDeviceState, restoreDeviceState, VisitedOrigins, type DeviceStateStore } from './device-state.js';
+import { KeeperConnection, liveKeepers } from './keeper-connection.js';
+import { keeperSocket, prepareKeepersDirectory, removeKeeperSocket } from './keeper-directory.js';
+import { KeeperStartError, startKeeper } from './keeper-launch.js';
+import { parseRemoteLocation, remoteLocation, type RemoteLocation } from './remote-location.js';
 import { CapacityExhaustedError, DEFAULT_RETRY_AFTER_SECONDS } from './pool.js';
 import { BrowserLaunchError, type BrowserHandle, type BrowserProvider, type EgressGate, type LaunchRequest } from './types.js';
 
@@ -20,6 +23,10 @@ export interface BrowserlessProviderOptions {
   egress: EgressGate | null;
   /** Retry-After of the 503 when the remote pool is full. */
   retryAfterSeconds?: number;
+  /** The host's data directory: its browser keepers listen in <dataDir>/keepers/. */
+  dataDir: string;
+  /** With no service connected, how long a keeper waits for one before it leaves its browser (OPERATOR_BROWSER_KEEP_SECS). */
+  keepSecs: number;
 }
 
 const PROTOCOL_TIMEOUT_MS = 60_000;
@@ -34,14 +41,24 @@ const PROBE_TIMEOUT_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** Saving the state on close must not hold a sleep or a shutdown for long; past this the previous save stays. */
 const STATE_SAVE_TIMEOUT_MS = 10_000;
+/** The keeper's own start (Node loading it) on top of its connection's handshake. */
+const KEEPER_START_MARGIN_MS = 10_000;
 const VIEWPORT = { width: 1280, height: 800 };
 
 /**
  * Devices on remote browsers reached over CDP, each in a browser context of its own
- * created afresh at every launch, carrying the egress proxy when there is one. On a
+ * created afresh at every new browser, carrying the egress proxy when there is one. On a
  * browserless endpoint every connection gets a dedicated browser, which browserless
- * closes (and whose temporary profile it deletes) when the device disconnects; on a raw
- * DevTools endpoint devices share one browser, and the context isolates them.
+ * closes (and whose temporary profile it deletes) when its last client disconnects; on a
+ * raw DevTools endpoint devices share one browser, and the context isolates them.
+ *
+ * The WebSocket is held by a browser keeper (keeper/keeper-process.ts), not by the
+ * service, so the browser outlives a service restart: the next start re-attaches through
+ * the keeper's socket. Another host can join the same browser (adopt: browserless accepts
+ * a second client on /devtools/browser/<id> while one is connected) with the handle's
+ * `location` (remote-location.ts). browserless 2.42's open-source server has no
+ * `Browserless.reconnect` CDP command (nor any Browserless.* command): a browser whose
+ * last client left is gone, so a keeper is what keeps one.
  *
  * Nothing of a device stays on the remote side, so what it must keep (cookies,
  * localStorage) is saved through the DeviceStateStore when its browser closes and
@@ -61,6 +78,7 @@ export class BrowserlessProvider implements BrowserProvider {
   readonly warm = null;
   private readonly running = new Set<BrowserHandle>();
   private readonly retryAfterSeconds: number;
+  private keepers: Promise<string> | null = null;
 
   constructor(private readonly options: BrowserlessProviderOptions) {
     this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
@@ -73,34 +91,106 @@ export class BrowserlessProvider implements BrowserProvider {
 
   async launch(request: LaunchRequest): Promise<BrowserHandle> {
     const { deviceId } = request;
+    const keepers = await this.keepersDir();
+    const socketPath = keeperSocket(keepers, deviceId);
+    const kept = await KeeperConnection.open(socketPath, deviceId);
+    if (kept !== null) {
+      try {
+        // A context behind a proxy that no longer listens (the egress port changed) reaches nothing.
+        if (kept.identity.egressUrl !== (this.options.egress?.url ?? null)) throw new BrowserLaunchError('egress moved', true);
+        return await this.rejoin(kept, deviceId);
+      } catch {
+        // A new browser it is.
+        await kept.closeBrowser();
+      }
+    }
+    await removeKeeperSocket(keepers, deviceId);
+    if (request.adopt !== undefined) {
+      const location = parseRemoteLocation(request.adopt);
+      if (location === null) throw new BrowserLaunchError(`the location to adopt device ${deviceId} from is not one this provider wrote`, false);
+      await this.startKeeperFor(deviceId, socketPath, joinEndpoint(this.options.endpoint, location.browserId), location);
+      const adopted = await KeeperConnection.open(socketPath, deviceId);
+      if (adopted === null) throw new BrowserLaunchError(`the keeper of device ${deviceId} did not answer`, true);
+      try {
+        return await this.rejoin(adopted, deviceId);
+      } catch {
+        await adopted.releaseBrowser();
+        throw new BrowserLaunchError(`the remote browser of device ${deviceId} no longer holds its context`, true);
+      }
+    }
+    return this.launchNew(deviceId, socketPath);
+  }
+
+  private async launchNew(deviceId: string, socketPath: string): Promise<BrowserHandle> {
     const endpoint = deviceEndpoint(this.options.endpoint, this.options.egress);
-    if (!isSharedBrowserEndpoint(endpoint)) await this.ensureRemoteCapacity(endpoint);
-    const transport = await this.connect(endpoint, deviceId);
+    const shared = isSharedBrowserEndpoint(endpoint);
+    if (!shared) await this.ensureRemoteCapacity(endpoint);
+    // Names the connection among browserless's sessions, so its browser's id can be found.
+    const trackingId = shared ? null : `device-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    if (trackingId !== null) endpoint.searchParams.set('trackingId', trackingId);
+    await this.startKeeperFor(deviceId, socketPath, endpoint.toString(), null);
+    const connection = await KeeperConnection.open(socketPath, deviceId);
+    if (connection === null) throw new BrowserLaunchError(`the keeper of device ${deviceId} did not answer`, true);
 
     let browser: Browser;
     try {
-      browser = await puppeteer.connect({ transport, defaultViewport: VIEWPORT, protocolTimeout: PROTOCOL_TIMEOUT_MS });
+      browser = await puppeteer.connect({ transport: connection, defaultViewport: VIEWPORT, protocolTimeout: PROTOCOL_TIMEOUT_MS });
     } catch {
-      transport.close();
+      await connection.closeBrowser();
       throw new BrowserLaunchError(`the remote browser of device ${deviceId} did not answer over CDP`, true);
     }
 
     let context: BrowserContext;
     let origins: VisitedOrigins;
+    let location: string | null;
     try {
       context = await browser.createBrowserContext(deviceContextOptions(this.options.egress));
       origins = new VisitedOrigins(await restoreDeviceState(context, await this.options.deviceStates.load(deviceId)));
       origins.watch(context);
+      // The device's page exists from the start: browserless lists a browser's id only with its pages.
+      if ((await context.pages()).length === 0) await context.newPage();
+      const browserId = trackingId === null ? null : await findRemoteBrowserId(endpoint, trackingId);
+      connection.remember(browserId, context.id ?? null);
+      location = browserId === null || context.id === undefined ? null : remoteLocation({ browserId, contextId: context.id, incarnation: connection.identity.incarnation });
     } catch {
-      await disconnect(browser, transport);
+      await connection.closeBrowser();
       throw new BrowserLaunchError(`could not prepare the remote browser for device ${deviceId}`, true);
     }
+    return this.handleOf(deviceId, browser, connection, context, origins, location, false);
+  }
 
+  /** puppeteer over a keeper whose browser already holds the device's context (kept, or adopted). */
+  private async rejoin(connection: KeeperConnection, deviceId: string): Promise<BrowserHandle> {
+    const { contextId, remoteBrowserId, incarnation } = connection.identity;
+    const browser = await puppeteer.connect({ transport: connection, defaultViewport: VIEWPORT, protocolTimeout: PROTOCOL_TIMEOUT_MS });
+    const context = browser.browserContexts().find((candidate) => candidate.id !== undefined && candidate.id === contextId);
+    if (context === undefined) {
+      await browser.disconnect().catch(() => undefined);
+      throw new BrowserLaunchError(`the remote browser of device ${deviceId} no longer holds its context`, true);
+    }
+    // The origins visited before this service joined are those its pages show now.
+    const origins = new VisitedOrigins();
+    for (const page of await context.pages()) origins.note(page.url());
+    origins.watch(context);
+    const location = remoteBrowserId === null || contextId === null ? null : remoteLocation({ browserId: remoteBrowserId, contextId, incarnation });
+    return this.handleOf(deviceId, browser, connection, context, origins, location, true);
+  }
+
+  private handleOf(
+    deviceId: string,
+    browser: Browser,
+    connection: KeeperConnection,
+    context: BrowserContext,
+    origins: VisitedOrigins,
+    location: string | null,
+    reattached: boolean,
+  ): BrowserHandle {
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
       deviceId,
       pid: null,
-      incarnation: randomUUID(),
-      location: null,
+      incarnation: connection.identity.incarnation,
+      reattached,
+      location,
       browser,
       context,
       egress: this.options.egress,
@@ -111,7 +201,14 @@ export class BrowserlessProvider implements BrowserProvider {
         // browser closes regardless.
         await Promise.race([this.saveState(deviceId, context, origins).catch(() => undefined), sleep(STATE_SAVE_TIMEOUT_MS, undefined, { ref: false })]);
         await context.close().catch(() => undefined);
-        await disconnect(browser, transport);
+        // The keeper leaves the browser (browserless closes it with its last client) and
+        // exits, which ends puppeteer's connection too.
+        await connection.closeBrowser();
+      },
+      detach: async () => {
+        this.running.delete(handle);
+        await browser.disconnect().catch(() => undefined);
+        await connection.closed;
       },
     });
     browser.once('disconnected', () => {
@@ -146,21 +243,57 @@ export class BrowserlessProvider implements BrowserProvider {
     await Promise.all([...this.running].map((handle) => handle.close()));
   }
 
+  async detach(): Promise<void> {
+    await Promise.all([...this.running].map((handle) => handle.detach()));
+  }
+
+  async keptDeviceIds(): Promise<string[]> {
+    const attached = new Set([...this.running].map((handle) => handle.deviceId));
+    return [...(await liveKeepers(await this.keepersDir())).keys()].filter((deviceId) => !attached.has(deviceId));
+  }
+
+  /** Its state is not saved: the device is no longer this host's, and whoever has it now keeps its own. */
+  async closeKept(deviceId: string): Promise<void> {
+    const connection = await KeeperConnection.open(keeperSocket(await this.keepersDir(), deviceId), deviceId);
+    await connection?.releaseBrowser();
+  }
+
+  private keepersDir(): Promise<string> {
+    this.keepers ??= prepareKeepersDirectory(this.options.dataDir);
+    return this.keepers;
+  }
+
+  /** A keeper holding the WebSocket to `endpoint`; a full or queueing pool is CapacityExhaustedError. */
+  private async startKeeperFor(deviceId: string, socketPath: string, endpoint: string, joining: RemoteLocation | null): Promise<void> {
+    try {
+      await startKeeper(
+        {
+          kind: 'remote',
+          deviceId,
+          socketPath,
+          keepSecs: this.options.keepSecs,
+          incarnation: joining?.incarnation ?? null,
+          egressUrl: this.options.egress?.url ?? null,
+          endpoint,
+          connectTimeoutMs: CONNECT_TIMEOUT_MS,
+          remoteBrowserId: joining?.browserId ?? null,
+          contextId: joining?.contextId ?? null,
+        },
+        null,
+        CONNECT_TIMEOUT_MS + KEEPER_START_MARGIN_MS,
+      );
+    } catch (error) {
+      if (error instanceof KeeperStartError && error.reason !== 'failed') {
+        throw new CapacityExhaustedError(this.retryAfterSeconds, `the browserless pool has no free browser (${error.reason})`);
+      }
+      throw new BrowserLaunchError(`could not connect to the browserless endpoint for device ${deviceId}`, true);
+    }
+  }
+
   private async ensureRemoteCapacity(endpoint: URL): Promise<void> {
     const capacity = await readRemoteCapacity(endpoint, PROBE_TIMEOUT_MS);
     if (capacity !== null && capacity.maxConcurrent !== null && capacity.inUse >= capacity.maxConcurrent) {
       throw new CapacityExhaustedError(this.retryAfterSeconds, `all ${capacity.maxConcurrent} browsers of the browserless pool are in use`);
-    }
-  }
-
-  private async connect(endpoint: URL, deviceId: string): Promise<CdpTransport> {
-    try {
-      return await openCdpTransport(endpoint.toString(), CONNECT_TIMEOUT_MS);
-    } catch (error) {
-      if (error instanceof CdpConnectError && error.reason !== 'failed') {
-        throw new CapacityExhaustedError(this.retryAfterSeconds, `the browserless pool has no free browser (${error.reason})`);
-      }
-      throw new BrowserLaunchError(`could not connect to the browserless endpoint for device ${deviceId}`, true);
     }
   }
 
@@ -169,12 +302,36 @@ export class BrowserlessProvider implements BrowserProvider {
   }
 }
 
+/** The endpoint that joins the running browser `browserId` (browserless's reconnection path), with the same token. */
+function joinEndpoint(endpoint: string, browserId: string): string {
+  const url = new URL(endpoint);
+  const token = url.searchParams.get('token');
+  url.pathname = `/devtools/browser/${encodeURIComponent(browserId)}`;
+  url.search = '';
+  if (token !== null) url.searchParams.set('token', token);
+  return url.toString();
+}
+
 /**
- * Leaves the remote browser and waits until the socket has closed, so browserless has
- * given the device's slot back (and a shared browser has dropped the session) by the
- * time close() returns.
+ * The id in the /devtools/browser/<id> path of the browser browserless started for the
+ * connection named `trackingId`, from its /sessions list (which shows it with the
+ * browser's pages); null when it cannot be told. Not CDP's browser target id: Chromium
+ * gives the two different ids.
  */
-async function disconnect(browser: Browser, transport: CdpTransport): Promise<void> {
-  await browser.disconnect().catch(() => undefined);
-  await transport.closed;
+async function findRemoteBrowserId(endpoint: URL, trackingId: string): Promise<string | null> {
+  const url = new URL(httpUrl(endpoint, '/sessions'));
+  url.searchParams.set('trackingId', trackingId);
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS * 5) });
+    if (!response.ok) return null;
+    const sessions = (await response.json()) as Array<{ browserWSEndpoint?: unknown }>;
+    for (const session of sessions) {
+      if (typeof session.browserWSEndpoint !== 'string') continue;
+      const id = new URL(session.browserWSEndpoint).pathname.split('/').filter(Boolean).pop();
+      if (id !== undefined) return id;
+    }
+    return null;
+  } catch {
+    return null;
+  }
 }

@@ -1,7 +1,7 @@
 // The command line and environment a local Chromium starts with. puppeteer-core cannot
 // start a process as another user, so as root the command is util-linux's setpriv, which
 // switches to the browser's uid and group and then execs Chromium in place: the pid,
-// process group and /proc/<pid>/cmdline puppeteer and chromium-process.ts see are
+// process group and /proc/<pid>/cmdline the keeper and chromium-process.ts see are
 // Chromium's own. puppeteer's default arguments are computed here, not by launch(),
 // so nothing (not even its PUPPETEER_DANGEROUS_NO_SANDBOX variable) can add
 // --no-sandbox behind the service's back.
@@ -37,7 +37,7 @@ export function switchUserCommand(user: BrowserUser | null): string[] {
   return [SETPRIV_PATH, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--'];
 }
 
-/** For puppeteer.launch with `ignoreDefaultArgs: true`; it appends --remote-debugging-pipe. */
+/** What the device's keeper starts (keeper/keeper-process.ts); it appends --remote-debugging-pipe. */
 export function chromiumCommand(options: ChromiumCommandOptions): ChromiumCommand {
   const chromiumArgs = puppeteer
     .defaultArgs({ headless: options.headless, userDataDir: options.profileDir, args: [...options.flags] })

@@ -101,16 +101,19 @@ export async function reclaimProfile(profileDir: string): Promise<void> {
 }
 
 /**
- * Kills Chromium process groups left over from a previous run of the service (one
- * that crashed without closing its browsers). Call once at start, before any launch.
- * Returns the pids that were killed.
+ * Kills every Chromium process group running on a profile of the data directory, kept
+ * or not (tests clean up with it; the service's start spares kept browsers through
+ * killOrphansIn). Returns the pids that were killed.
  */
 export async function killOrphans(dataDir: string): Promise<number[]> {
   return killOrphansIn(localProfilesRoot(dataDir));
 }
 
-/** killOrphans() for the profiles under `profilesDir`. */
-export async function killOrphansIn(profilesDir: string): Promise<number[]> {
+/**
+ * killOrphans() for the profiles under `profilesDir`, but for the profiles named in
+ * `kept`, whose browsers a live keeper still holds (keeper/keeper-process.ts).
+ */
+export async function killOrphansIn(profilesDir: string, kept: ReadonlySet<string> = new Set()): Promise<number[]> {
   let deviceDirs: string[];
   try {
     deviceDirs = await readdir(profilesDir);
@@ -120,6 +123,7 @@ export async function killOrphansIn(profilesDir: string): Promise<number[]> {
   }
   const killed: number[] = [];
   for (const deviceDir of deviceDirs) {
+    if (kept.has(deviceDir)) continue;
     const profileDir = path.join(profilesDir, deviceDir);
     const pid = await readPidFile(profileDir);
     if (pid === null) continue;

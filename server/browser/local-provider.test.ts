@@ -38,7 +38,7 @@ function profileDir(deviceId: string): string {
 describe('local provider through the pool', () => {
   it('keeps cookies across close and launch, leaves no process behind, and destroy removes the profile', async () => {
     const pool = new BrowserPool(
-      createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, browserUsers: BROWSER_ISOLATION.users, allowUnsandboxed: false, egress: null }),
+      createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, browserUsers: BROWSER_ISOLATION.users, allowUnsandboxed: false, egress: null, keepSecs: BROWSER_ISOLATION.keepSecs }),
       { maxBrowsers: 2 },
     );
     const first = await pool.launch('sleeper', 'org-1');

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
@@ -10,14 +9,18 @@ import { BrowserUsers, type BrowserUserClaim, type BrowserUserRange } from './br
 import { chromiumCommand, SETPRIV_PATH } from './chromium-command.js';
 import {
   findChromium,
+  killOrphansIn,
   killProcessGroup,
   reclaimProfile,
   removePidFile,
   writePidFile,
 } from './chromium-process.js';
 import { egressFlags } from './egress-flags.js';
+import { KeeperConnection, liveKeepers } from './keeper-connection.js';
+import { keeperSocket, prepareKeepersDirectory, removeKeeperSocket } from './keeper-directory.js';
+import { startKeeper } from './keeper-launch.js';
 import { forgetProfileOwner, handProfileTo, prepareProfilesRoot, profileOwner, takeProfileBack } from './profile-access.js';
-import { profileIn } from './profile-directory.js';
+import { localProfilesRoot, profileIn } from './profile-directory.js';
 import {
   BrowserLaunchError,
   type BrowserHandle,
@@ -26,7 +29,7 @@ import {
   type LaunchRequest,
   type WarmLauncher,
 } from './types.js';
-import { markWarmProfile, removeWarmLeftovers, unmarkWarmProfile } from './warm-profiles.js';
+import { isWarmProfile, markWarmProfile, removeWarmLeftovers, unmarkWarmProfile } from './warm-profiles.js';
 
 export interface LocalBrowserProviderOptions {
   /** Chromium executable; null looks for chromium, chromium-browser, google-chrome on PATH. */
@@ -40,6 +43,8 @@ export interface LocalBrowserProviderOptions {
   users: BrowserUserRange;
   /** Start Chromium without its sandbox when the kernel offers none (local use only). */
   allowUnsandboxed: boolean;
+  /** With no service connected, how long a browser's keeper waits for one before closing it (OPERATOR_BROWSER_KEEP_SECS). */
+  keepSecs: number;
 }
 
 /** What start() found once, for every launch. */
@@ -48,13 +53,14 @@ interface LocalBrowserSetup {
   /** null when the service does not run as root: browsers run as its own user. */
   users: BrowserUsers | null;
   profilesRoot: string;
+  keepersDir: string;
   sandbox: SandboxDecision;
 }
 
 /**
  * Flags known to work in the containers this service runs in. The crash reporter stays
  * off: its crashpad handler daemonizes into a session of its own, out of reach of the
- * process-group kill that guarantees no Chromium outlives the service.
+ * process-group kill that guarantees no Chromium outlives its keeper.
  */
 export const CHROMIUM_FLAGS = [
   '--disable-crash-reporter',
@@ -75,11 +81,11 @@ const GRACEFUL_CLOSE_MS = 5_000;
 const VIEWPORT = { width: 1280, height: 800 };
 
 /**
- * One Chromium process per device on a persistent profile. Each Chromium leads its own
- * process group (puppeteer spawns it detached), so closing kills renderers and helpers
- * too, and a pid file in the profile lets killOrphans() clean up after a crashed run.
- * puppeteer's own SIGINT/SIGTERM/SIGHUP handlers stay off: the service decides when to
- * shut down; puppeteer still kills the group if the Node process exits.
+ * One Chromium process per device on a persistent profile, started and held by a browser
+ * keeper (keeper/keeper-process.ts) so that it outlives the service: a restart on the
+ * same data directory re-attaches to it through the keeper's socket. Each Chromium leads
+ * its own process group, so closing kills renderers and helpers too, and a pid file in
+ * the profile lets the start-up kill a Chromium whose keeper is gone.
  *
  * Chromium always runs with its sandbox (unless an operator allowed otherwise where the
  * kernel offers none), never as root: as root, each browser runs under a uid of its own
@@ -114,17 +120,27 @@ export class LocalBrowserProvider implements BrowserProvider {
     return this.launchOn(request.deviceId);
   }
 
-  /** Chromium on the profile named `profileId`: a device's, or a warm one (a device's to be). */
+  /**
+   * Chromium on the profile named `profileId` (a device's, or a warm one: a device's to
+   * be): the one its keeper still keeps, or a new one under a new keeper.
+   */
   private async launchOn(profileId: string): Promise<BrowserHandle> {
     const setup = await this.ready();
     const profileDir = profileIn(setup.profilesRoot, profileId);
     await this.retiring.get(profileId);
+    const kept = await KeeperConnection.open(keeperSocket(setup.keepersDir, profileId), profileId);
+    if (kept !== null) {
+      if (kept.identity.egressUrl === (this.options.egress?.url ?? null)) return this.attach(profileId, profileDir, kept, null, true);
+      // Started behind a proxy that no longer listens (the egress port changed): its pages reach nothing.
+      await this.closeKeptOn(kept, profileDir, setup.users);
+    }
+    await removeKeeperSocket(setup.keepersDir, profileId);
+
     await mkdir(profileDir, { recursive: true, mode: 0o700 });
     await reclaimProfile(profileDir);
-
     // The uid the profile already belongs to, when free: no walk of its tree (profile-access.ts).
     const claim = setup.users === null ? null : await setup.users.claim(await profileOwner(profileDir));
-    let browser: Browser;
+    let connection: KeeperConnection | null;
     try {
       await handProfileTo(profileDir, claim?.user ?? null);
       const command = chromiumCommand({
@@ -135,38 +151,66 @@ export class LocalBrowserProvider implements BrowserProvider {
         sandboxed: setup.sandbox.sandboxed,
         flags: [...CHROMIUM_FLAGS, ...(this.options.egress ? egressFlags(this.options.egress) : [])],
       });
-      browser = await puppeteer.launch({
-        executablePath: command.executablePath,
-        args: command.args,
-        ignoreDefaultArgs: true,
-        env: command.env,
-        pipe: true,
-        defaultViewport: VIEWPORT,
-        timeout: LAUNCH_TIMEOUT_MS,
-        protocolTimeout: PROTOCOL_TIMEOUT_MS,
-        handleSIGINT: false,
-        handleSIGTERM: false,
-        handleSIGHUP: false,
-      });
+      const socketPath = keeperSocket(setup.keepersDir, profileId);
+      await startKeeper(
+        {
+          kind: 'local',
+          deviceId: profileId,
+          socketPath,
+          keepSecs: this.options.keepSecs,
+          incarnation: null,
+          egressUrl: this.options.egress?.url ?? null,
+          ...command,
+          uid: claim?.user.uid ?? null,
+          gracefulCloseMs: GRACEFUL_CLOSE_MS,
+        },
+        claim?.lockFd ?? null,
+        LAUNCH_TIMEOUT_MS,
+      );
+      connection = await KeeperConnection.open(socketPath, profileId);
     } catch {
       await this.giveBack(profileDir, claim);
       throw new BrowserLaunchError(`Chromium did not start for device ${profileId}`, true);
     }
-    const pid = browser.process()?.pid;
-    if (pid === undefined) {
-      await browser.close().catch(() => undefined);
+    if (connection?.identity.pid == null) {
+      await connection?.closeBrowser();
       await this.giveBack(profileDir, claim);
       throw new BrowserLaunchError(`Chromium did not start for device ${profileId}`, true);
     }
-    await writePidFile(profileDir, pid);
+    await writePidFile(profileDir, connection.identity.pid);
+    return this.attach(profileId, profileDir, connection, claim, false);
+  }
+
+  /**
+   * puppeteer over the keeper's socket. `claim`: the uid claim this process took for a
+   * new browser (the keeper holds it too); null for a kept one, whose claim only its
+   * keeper holds until it exits.
+   */
+  private async attach(
+    profileId: string,
+    profileDir: string,
+    connection: KeeperConnection,
+    claim: BrowserUserClaim | null,
+    reattached: boolean,
+  ): Promise<BrowserHandle> {
+    const { pid, uid, incarnation } = connection.identity;
+    let browser: Browser;
+    try {
+      browser = await puppeteer.connect({ transport: connection, defaultViewport: VIEWPORT, protocolTimeout: PROTOCOL_TIMEOUT_MS });
+    } catch {
+      await connection.closeBrowser();
+      await this.retire(pid, profileDir, claim ?? (await this.uidBack(uid)));
+      throw new BrowserLaunchError(`Chromium did not answer for device ${profileId}`, true);
+    }
 
     let retired: Promise<void> | null = null;
     // After a close or a crash, once; the device's next launch waits for it.
-    const retire = () => (retired ??= this.track(profileId, this.retire(pid, profileDir, claim)));
+    const retire = () => (retired ??= this.track(profileId, (async () => this.retire(pid, profileDir, claim ?? (await this.uidBack(uid))))()));
     const handle: PuppeteerBrowserHandle = new PuppeteerBrowserHandle({
       deviceId: profileId,
       pid,
-      incarnation: randomUUID(),
+      incarnation,
+      reattached,
       location: null,
       browser,
       context: browser.defaultBrowserContext(),
@@ -174,14 +218,21 @@ export class LocalBrowserProvider implements BrowserProvider {
       downloadsDir: path.join(profileDir, 'downloads'),
       release: async () => {
         this.running.delete(handle);
-        await Promise.race([browser.close().catch(() => undefined), delay(GRACEFUL_CLOSE_MS)]);
+        // The keeper asks Chromium to close (cookies flushed), kills its group, and exits.
+        await connection.closeBrowser();
         await retire();
+      },
+      detach: async () => {
+        this.running.delete(handle);
+        await browser.disconnect().catch(() => undefined);
+        await connection.closed;
+        claim?.letGo();
       },
     });
     browser.once('disconnected', () => {
       if (!this.running.delete(handle)) return;
       handle.notifyDisconnected();
-      // After a crash the group may still hold renderers; reap them and the pid file.
+      // The keeper exited with its browser; the group may still hold renderers: reap them and the pid file.
       void retire().catch(() => undefined);
     });
     this.running.add(handle);
@@ -222,11 +273,56 @@ export class LocalBrowserProvider implements BrowserProvider {
     await Promise.all(this.retiring.values());
   }
 
+  async detach(): Promise<void> {
+    await Promise.all([...this.running].map((handle) => handle.detach()));
+    await Promise.all(this.retiring.values());
+  }
+
+  async keptDeviceIds(): Promise<string[]> {
+    const setup = await this.ready();
+    const attached = new Set([...this.running].map((handle) => handle.deviceId));
+    return [...(await liveKeepers(setup.keepersDir)).keys()].filter((deviceId) => !attached.has(deviceId));
+  }
+
+  async closeKept(deviceId: string): Promise<void> {
+    const setup = await this.ready();
+    await this.closeKeeper(setup.keepersDir, profileIn(setup.profilesRoot, deviceId), deviceId, setup.users);
+    await takeProfileBack(profileIn(setup.profilesRoot, deviceId)).catch(() => undefined);
+  }
+
+  /** Has the keeper of `profileId` close its browser, then kills what is left of it and frees its uid. */
+  private async closeKeeper(keepersDir: string, profileDir: string, profileId: string, users: BrowserUsers | null): Promise<void> {
+    const connection = await KeeperConnection.open(keeperSocket(keepersDir, profileId), profileId);
+    if (connection !== null) await this.closeKeptOn(connection, profileDir, users);
+  }
+
+  private async closeKeptOn(connection: KeeperConnection, profileDir: string, users: BrowserUsers | null): Promise<void> {
+    const { pid, uid } = connection.identity;
+    await connection.closeBrowser();
+    if (pid !== null) await killProcessGroup(pid);
+    if (pid !== null) await removePidFile(profileDir, pid).catch(() => undefined);
+    const claim = uid === null || users === null ? null : await users.takeBack(uid);
+    await claim?.release();
+  }
+
+  /** The claim of a kept browser's uid, once its keeper has exited; null as any other user. */
+  private async uidBack(uid: number | null): Promise<BrowserUserClaim | null> {
+    const users = (await this.ready()).users;
+    return uid === null || users === null ? null : users.takeBack(uid);
+  }
+
   private ready(): Promise<LocalBrowserSetup> {
     this.setup ??= this.prepare();
     return this.setup;
   }
 
+  /**
+   * Before any launch: the browsers kept across a restart stay as they are, everything
+   * else a previous process left goes. A kept warm browser is closed (it belongs to no
+   * device); uids no live service or keeper claims are swept; profiles are closed again
+   * but for the kept browsers'; a Chromium without a keeper is killed (by the pid file in
+   * its profile); unused warm profiles are removed.
+   */
   private async prepare(): Promise<LocalBrowserSetup> {
     const chromiumPath = findChromium(this.options.chromiumPath);
     const users = runsAsRoot() ? new BrowserUsers(this.options.users) : null;
@@ -235,21 +331,32 @@ export class LocalBrowserProvider implements BrowserProvider {
         throw new BrowserLaunchError(`${SETPRIV_PATH} (util-linux) is needed to run Chromium as an unprivileged user`, false);
       }
       await users.checkUnused();
-      await users.reclaimAbandoned();
     }
-    const profilesRoot = await prepareProfilesRoot(this.options.dataDir, users?.gid ?? null);
-    // Warm browsers of a previous process: none survives it (their uid was reclaimed
-    // above as root; otherwise the pid file names them), and their profiles go.
+    const keepersDir = await prepareKeepersDirectory(this.options.dataDir);
+    const kept = new Set((await liveKeepers(keepersDir)).keys());
+    const knownProfilesRoot = localProfilesRoot(this.options.dataDir);
+    for (const profileId of kept) {
+      if (!(await isWarmProfile(knownProfilesRoot, profileId))) continue;
+      await this.closeKeeper(keepersDir, profileIn(knownProfilesRoot, profileId), profileId, users);
+      kept.delete(profileId);
+    }
+    // Kept browsers' keepers hold their uids: only what runs under unheld uids is killed.
+    await users?.reclaimAbandoned();
+    const profilesRoot = await prepareProfilesRoot(this.options.dataDir, users?.gid ?? null, kept);
+    await killOrphansIn(profilesRoot, kept);
+    // Warm browsers of a previous process: none survives it, and their profiles go.
     await removeWarmLeftovers(profilesRoot);
     const sandbox = decideSandbox(await sandboxAvailable(users), this.options.allowUnsandboxed);
-    return { chromiumPath, users, profilesRoot, sandbox };
+    return { chromiumPath, users, profilesRoot, keepersDir, sandbox };
   }
 
   /** No process of the browser's group left, its pid file gone, its profile and uid given back. */
-  private async retire(pid: number, profileDir: string, claim: BrowserUserClaim | null): Promise<void> {
+  private async retire(pid: number | null, profileDir: string, claim: BrowserUserClaim | null): Promise<void> {
     try {
-      await killProcessGroup(pid);
-      await removePidFile(profileDir, pid);
+      if (pid !== null) {
+        await killProcessGroup(pid);
+        await removePidFile(profileDir, pid);
+      }
     } finally {
       await this.giveBack(profileDir, claim);
     }
@@ -268,11 +375,11 @@ export class LocalBrowserProvider implements BrowserProvider {
 
   /** The profile back to root (so the uid, once free, cannot enter it), then the uid back. */
   private async giveBack(profileDir: string, claim: BrowserUserClaim | null): Promise<void> {
-    if (claim === null) return;
+    if ((await this.ready()).users === null) return;
     try {
       await takeProfileBack(profileDir);
     } finally {
-      await claim.release();
+      await claim?.release();
     }
   }
 }
@@ -286,8 +393,4 @@ async function sandboxAvailable(users: BrowserUsers | null): Promise<boolean> {
   } finally {
     await claim.release();
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -66,6 +66,7 @@ export class BrowserPool {
   private readonly closing = new Map<string, Promise<void>>();
   private readonly lostListeners: Array<(deviceId: string) => void> = [];
   private readonly launchedListeners: Array<(deviceId: string, handle: BrowserHandle) => void> = [];
+  private readonly handedOffListeners: Array<(deviceId: string) => void> = [];
   private readonly retryAfterSeconds: number;
   private readonly warm: WarmBrowsers | null;
 
@@ -140,13 +141,12 @@ export class BrowserPool {
   }
 
   /**
-   * The device's running browser, or a newly launched one (`adoptFrom`: joined at the
-   * location another host's browser of the device runs, see LaunchRequest). Throws
+   * The device's running browser, or a newly launched one. Throws
    * CapacityExhaustedError when every slot is taken, DeviceOrganizationMismatchError
    * when the device runs for another organization, and whatever the provider throws
    * (BrowserLaunchError) when the launch fails.
    */
-  launch(deviceId: string, orgId: string, adoptFrom?: string): Promise<BrowserHandle> {
+  launch(deviceId: string, orgId: string, options: { adopt?: string } = {}): Promise<BrowserHandle> {
     const existing = this.slots.get(deviceId);
     if (existing) {
       if (existing.orgId !== orgId) return Promise.reject(new DeviceOrganizationMismatchError(deviceId));
@@ -171,7 +171,7 @@ export class BrowserPool {
     }
     const slot: Slot = {
       orgId,
-      handle: room.then(() => this.provider.launch({ deviceId, orgId, ...(adoptFrom === undefined ? {} : { adoptFrom }) })),
+      handle: room.then(() => this.provider.launch({ deviceId, orgId, ...(options.adopt === undefined ? {} : { adopt: options.adopt }) })),
     };
     this.slots.set(deviceId, slot);
     this.watch(deviceId, slot);
@@ -242,11 +242,58 @@ export class BrowserPool {
     this.lostListeners.push(listener);
   }
 
+  /** Closes every browser for good: a stop that brings nothing back (Ctrl-C, a retired host). */
   async shutdown(): Promise<void> {
     await this.warm?.shutdown();
     await Promise.all([...this.slots.keys()].map((deviceId) => this.close(deviceId)));
     await Promise.all(this.closing.values());
     await this.provider.shutdown();
+  }
+
+  /**
+   * The hand-over to the next service on this data directory: every device's browser
+   * keeps running under its keeper, and the next start re-attaches to it. Warm browsers
+   * belong to no device and are closed.
+   */
+  async detach(): Promise<void> {
+    await this.warm?.shutdown();
+    const slots = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(slots.map((slot) => slot.handle.then((handle) => handle.detach(), () => undefined)));
+    await Promise.all(this.closing.values());
+    await this.provider.detach();
+  }
+
+  /** Devices whose browser a keeper of this data directory keeps and no slot holds (start-up). */
+  async keptDeviceIds(): Promise<string[]> {
+    return (await this.provider.keptDeviceIds()).filter((deviceId) => !this.slots.has(deviceId));
+  }
+
+  /**
+   * The device now runs on another host (it adopted the device while this one looked
+   * dead): this host lets go of the browser without closing what the other host joined
+   * (a browserless browser stays up while any client is connected; a local one, which
+   * no other host can join, closes). Listeners hear of it first, so the sockets watching
+   * the device here are told to reconnect.
+   */
+  async handOff(deviceId: string): Promise<void> {
+    const slot = this.slots.get(deviceId);
+    if (slot === undefined) return;
+    this.dropSlot(deviceId, slot);
+    for (const listener of this.handedOffListeners) listener(deviceId);
+    await slot.handle.then((handle) => handle.detach(), () => undefined);
+    await this.provider.closeKept(deviceId);
+    this.warm?.fill();
+  }
+
+  /** Called with the device id when handOff() let go of its browser. */
+  onDeviceHandedOff(listener: (deviceId: string) => void): void {
+    this.handedOffListeners.push(listener);
+  }
+
+  /** Closes a kept browser whose device is no longer this host's. */
+  closeKept(deviceId: string): Promise<void> {
+    return this.provider.closeKept(deviceId);
   }
 
   private onLost(deviceId: string, slot: Slot): void {

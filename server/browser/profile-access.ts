@@ -18,9 +18,10 @@ export const BROWSER_HOME = 'home';
 
 /**
  * Creates the profiles folder (localProfilesRoot) with the modes above and returns it.
- * `browserGid` is null when browsers run as the service's own user.
+ * `browserGid` is null when browsers run as the service's own user. The profiles named
+ * in `kept` are left as they are: their browsers still run under their keepers.
  */
-export async function prepareProfilesRoot(dataDir: string, browserGid: number | null): Promise<string> {
+export async function prepareProfilesRoot(dataDir: string, browserGid: number | null, kept: ReadonlySet<string> = new Set()): Promise<string> {
   const root = localProfilesRoot(dataDir);
   if (browserGid === null) {
     await mkdir(root, { recursive: true });
@@ -37,10 +38,10 @@ export async function prepareProfilesRoot(dataDir: string, browserGid: number | 
     await chown(root, 0, browserGid);
     await chmod(root, 0o710);
   }
-  // No browser runs yet: every profile is closed, including any a former version left
-  // open (0755, or owned by a uid that a crash never took back).
+  // No browser of this process runs yet: every other profile is closed, including any a
+  // former version left open (0755, or owned by a uid that a crash never took back).
   for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (!entry.isDirectory()) continue;
+    if (!entry.isDirectory() || kept.has(entry.name)) continue;
     if (browserGid === null) await chmod(path.join(root, entry.name), 0o700);
     else await takeProfileBack(path.join(root, entry.name));
   }

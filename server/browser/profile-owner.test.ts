@@ -33,7 +33,7 @@ async function notOwnedBy(dir: string, uid: number): Promise<string[]> {
 
 it.skipIf(process.getuid?.() !== 0)('relaunches under the uid the profile belongs to when it is free, and hands the whole tree to another uid otherwise', async () => {
   const pool = new BrowserPool(
-    createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, browserUsers: BROWSER_ISOLATION.users, allowUnsandboxed: false, egress: null }),
+    createBrowserProvider({ kind: 'local', chromiumPath: CHROMIUM_PATH, browserlessUrl: null, dataDir: temp.dir, browserUsers: BROWSER_ISOLATION.users, allowUnsandboxed: false, egress: null, keepSecs: BROWSER_ISOLATION.keepSecs }),
     { maxBrowsers: 2 },
   );
   const profile = path.join(temp.dir, 'profiles', 'owned');

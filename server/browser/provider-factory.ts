@@ -23,6 +23,8 @@ export interface BrowserProviderOptions {
   browserUsers: BrowserUserRange;
   /** Local provider only: start Chromium unsandboxed where the kernel offers no sandbox. */
   allowUnsandboxed: boolean;
+  /** With no service connected, how long a browser's keeper waits for one (OPERATOR_BROWSER_KEEP_SECS). */
+  keepSecs: number;
 }
 
 export function createBrowserProvider(options: BrowserProviderOptions): BrowserProvider {
@@ -35,6 +37,7 @@ export function createBrowserProvider(options: BrowserProviderOptions): BrowserP
         egress: options.egress,
         users: options.browserUsers,
         allowUnsandboxed: options.allowUnsandboxed,
+        keepSecs: options.keepSecs,
       });
     case 'browserless':
       if (options.browserlessUrl === null) {
@@ -43,6 +46,12 @@ export function createBrowserProvider(options: BrowserProviderOptions): BrowserP
       if (options.deviceStates === undefined) {
         throw new BrowserLaunchError('the browserless provider needs a store for device states', false);
       }
-      return new BrowserlessProvider({ endpoint: options.browserlessUrl, deviceStates: options.deviceStates, egress: options.egress });
+      return new BrowserlessProvider({
+        endpoint: options.browserlessUrl,
+        deviceStates: options.deviceStates,
+        egress: options.egress,
+        dataDir: options.dataDir,
+        keepSecs: options.keepSecs,
+      });
   }
 }

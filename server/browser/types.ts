@@ -172,14 +172,15 @@ export interface BrowserHandle {
   /** OS process id for the local provider; null for browserless. */
   readonly pid: number | null;
   /**
-   * Names this browser for as long as it runs: the same when a restarted service
-   * re-attaches to it, new with every launch. A task knows by it whether the page it
-   * built still exists.
+   * Random, fixed for the life of this browser (its keeper's): a page or state built
+   * under the same incarnation is still there after a service restart.
    */
   readonly incarnation: string;
+  /** This service joined a browser that was already running (kept across a restart, or adopted). */
+  readonly reattached: boolean;
   /**
-   * Where another host can join this browser should this host die (a browserless
-   * browser); null when the browser lives and dies with this machine (local).
+   * What another host needs to join this browser (LaunchRequest.adopt), to be kept with
+   * the device; null when no other host can (a local Chromium, a raw DevTools endpoint).
    */
   readonly location: string | null;
   /** The page the agent drives, created on first use and reused afterwards. */
@@ -200,16 +201,21 @@ export interface BrowserHandle {
   onDisconnected(listener: () => void): void;
   /** Closes the browser, keeping the profile for a later launch. */
   close(): Promise<void>;
+  /**
+   * Lets go of the browser without closing it: it keeps running under its keeper until a
+   * service re-attaches (or the keeper reaps it, docs/architecture.md "Process model").
+   */
+  detach(): Promise<void>;
 }
 
 export interface LaunchRequest {
   deviceId: string;
   orgId: string;
   /**
-   * Join the device's running browser at this location (BrowserHandle.location, written
-   * by the host that ran it and died) instead of starting one: an adoption.
+   * Join the running browser at this location (a handle's `location`, stored by another
+   * host) instead of starting one: browserless only, for a device whose host is gone.
    */
-  adoptFrom?: string;
+  adopt?: string;
 }
 
 export interface BrowserProvider {
@@ -220,12 +226,21 @@ export interface BrowserProvider {
    * lines for the service's log.
    */
   start(): Promise<string[]>;
-  /** Starts (or re-attaches) the device's browser on its persistent profile. */
+  /**
+   * Re-attaches to the device's kept browser when its keeper lives (same incarnation,
+   * same pages), joins the browser at `adopt`, or starts a new one on the persistent profile.
+   */
   launch(request: LaunchRequest): Promise<BrowserHandle>;
   /** Removes everything kept for the device (profile directory or remote profile). */
   destroyProfile(deviceId: string): Promise<void>;
-  /** Closes every browser this provider started. */
+  /** Closes every browser this provider runs, for good. */
   shutdown(): Promise<void>;
+  /** Lets go of every browser this provider runs, leaving each running under its keeper (a hand-over). */
+  detach(): Promise<void>;
+  /** Devices of this data directory whose browser a live keeper keeps and this provider has not attached. */
+  keptDeviceIds(): Promise<string[]>;
+  /** Closes a kept browser this provider has not attached (its device is no longer this host's). */
+  closeKept(deviceId: string): Promise<void>;
   /** Whether a browser could be started now (the executable is there, the endpoint answers); for /readyz. */
   isReachable(): Promise<boolean>;
   /** Browsers launched ahead of a create (local provider only); null when the provider keeps none. */

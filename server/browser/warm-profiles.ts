@@ -2,7 +2,7 @@
 // per warm profile, in a folder of the profiles root only the service may enter, written
 // before the browser starts and removed at hand-over: a restart finds the profiles of
 // every warm browser the previous process left and removes them, browser and all.
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { reclaimProfile } from './chromium-process.js';
 import { forgetProfileOwner } from './profile-access.js';
@@ -16,6 +16,16 @@ export async function markWarmProfile(profilesRoot: string, profileId: string): 
   profileIn(profilesRoot, profileId); // refuses an id that is no safe directory name
   await mkdir(path.join(profilesRoot, WARM_MARKERS), { recursive: true, mode: 0o700 });
   await writeFile(markerOf(profilesRoot, profileId), '', { flag: 'wx', mode: 0o600 });
+}
+
+/** Whether the profile is still a warm one, which no device has taken. */
+export async function isWarmProfile(profilesRoot: string, profileId: string): Promise<boolean> {
+  try {
+    await access(markerOf(profilesRoot, profileId));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The profile is a device's from now on. */

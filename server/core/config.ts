@@ -63,8 +63,6 @@ const EnvSchema = z.object({
   OPERATOR_DATA_DIR: z.string().default('.data'),
   OPERATOR_EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   OPERATOR_DB_POOL_SIZE: positiveInt(20),
-  // How long a running task waits out an unreachable database before it fails with service_unavailable.
-  OPERATOR_DATABASE_GRACE_SECS: positiveInt(60),
   OPERATOR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   OPERATOR_BROWSER: z.enum(['local', 'browserless']).default('local'),
@@ -73,8 +71,10 @@ const EnvSchema = z.object({
   OPERATOR_MAX_BROWSERS: positiveInt(10),
   OPERATOR_WARM_BROWSERS: z.coerce.number().int().nonnegative().default(2),
   OPERATOR_ALLOW_UNSANDBOXED_BROWSER: booleanFromEnv,
-  // How long a browser outlives its service waiting for it to come back (a deploy, a crash).
-  OPERATOR_BROWSER_KEEP_SECS: z.coerce.number().int().min(1).max(86_400).default(300),
+  OPERATOR_BROWSER_KEEP_SECS: positiveInt(300),
+  // How long a running task waits out an unreachable database before it fails with service_unavailable.
+  OPERATOR_DATABASE_GRACE_SECS: positiveInt(60),
+  OPERATOR_RETIRE_ON_STOP: booleanFromEnv,
   // Ids no account uses: systemd leaves 60578-61183 unassigned.
   OPERATOR_BROWSER_UIDS: idRange('60601-60999'),
   OPERATOR_BROWSER_GID: unprivilegedId.default(60600),
@@ -208,8 +208,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** Local browsers kept launched ahead of creates, within maxBrowsers; 0 keeps none. */
       warmBrowsers: e.OPERATOR_WARM_BROWSERS,
       allowUnsandboxed: e.OPERATOR_ALLOW_UNSANDBOXED_BROWSER,
-      /** A browser whose service is gone waits this long for one to come back, then closes. */
-      keepMs: e.OPERATOR_BROWSER_KEEP_SECS * 1000,
+      /**
+       * With no service connected, how long a device's browser keeper waits for one to
+       * come back before it closes the browser: long enough for a deploy's restart (and a
+       * slow migration), short enough that a host that never comes back holds no browsers.
+       */
+      keepSecs: e.OPERATOR_BROWSER_KEEP_SECS,
+      /** SIGTERM closes every browser for good (the host is being retired) instead of handing them over. */
+      retireOnStop: e.OPERATOR_RETIRE_ON_STOP,
       /** As root, each running local browser gets a uid of this range, all of them this group. */
       users: { firstUid: firstBrowserUid, lastUid: lastBrowserUid, gid: e.OPERATOR_BROWSER_GID },
     },

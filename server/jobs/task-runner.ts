@@ -343,7 +343,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     // a loaded machine): only the runs of others can be lost. After a database outage every
     // host's heartbeat is stale: the sweep waits until hosts have had time to write theirs.
     if (databaseAvailability.reachableForMs() >= config.agent.leaseMs) {
-      const failed = await failTasksOfLostHosts(deps.db, config.browser.keepMs, [...runs.keys()]);
+      const failed = await failTasksOfLostHosts(deps.db, config.browser.keepSecs * 1000, [...runs.keys()]);
       if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose host is gone for good were failed with device_lost');
     }
     const orphaned = await failParkedTasksWithoutDevice(deps.db);

@@ -6,6 +6,11 @@ import type { EgressPolicy } from './egress-policy';
 export interface EgressProxyOptions {
   /** Interface to listen on; only processes on this machine (the devices' browsers) use it. */
   host?: string;
+  /**
+   * The port to listen on when it is free, else any: the port of the previous start, so
+   * browsers kept across a restart (told this address at launch) keep their egress.
+   */
+  preferredPort?: number | null;
   /** Connections open at once through the proxy; past it new ones are cut. */
   maxConnections?: number;
   connectTimeoutMs?: number;
@@ -53,11 +58,25 @@ export class EgressProxy {
     server.on('request', (req, res) => void proxy.forwardRequest(req, res));
     server.on('connect', (req, socket, head) => void proxy.openTunnel(req, socket, head));
     server.on('upgrade', (req, socket, head) => void proxy.forwardUpgrade(req, socket, head));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, options.host ?? '127.0.0.1', () => resolve());
-    });
+    const listen = (port: number) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, options.host ?? '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    try {
+      await listen(options.preferredPort ?? 0);
+    } catch (error) {
+      if (options.preferredPort == null || !(error instanceof Error && 'code' in error && error.code === 'EADDRINUSE')) throw error;
+      await listen(0);
+    }
     return proxy;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
   }
 
   /** The proxy's address as Chromium's --proxy-server takes it. */

@@ -10,6 +10,11 @@ import { closeSync, constants as fs, ftruncateSync, openSync, writeSync } from '
 
 export interface FileLock {
   readonly file: string;
+  /**
+   * The locked descriptor, e.g. for a child process to inherit: the lock is the open file
+   * description's, so it then lasts until the last process holding it closes it or ends.
+   */
+  readonly fd: number;
   /** Replaces the file's content, e.g. with the holder's pid for other processes' messages. */
   record(text: string): void;
   /** Drops the lock; idempotent. */
@@ -40,6 +45,7 @@ export async function tryLockFile(file: string): Promise<FileLock | null> {
   let held = true;
   return {
     file,
+    fd,
     record(text) {
       ftruncateSync(fd, 0);
       writeSync(fd, text, 0);

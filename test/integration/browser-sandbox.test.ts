@@ -103,6 +103,8 @@ describe('a device browser', () => {
     // Neither can the browsers list the profiles (device ids) or the data directory.
     expect(await asFirstBrowser(path.dirname(profileOf(first)))).toBe('refused');
     expect(await asFirstBrowser(test.dataDir)).toBe('refused');
+    // Nor the keepers' sockets, behind which each browser's DevTools endpoint is.
+    expect(await asFirstBrowser(path.join(test.dataDir, 'keepers'))).toBe('refused');
 
     expect((await api('POST', `/v1/devices/${second}/sleep`)).status).toBe(202);
     const slept = await stat(profileOf(second));

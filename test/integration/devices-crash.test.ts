@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,9 +13,11 @@ import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { isRunning } from '../../server/browser/chromium-process';
 
-// A server killed with SIGKILL cannot close anything: its Chromium may outlive it and
-// its metering period stays open. The next start on the same data directory must kill
-// the orphan, close the period at its last heartbeat and relaunch the device.
+// A server killed with SIGKILL cannot close anything: its device's Chromium lives on
+// under its keeper, and its metering period stays open. The next start on the same data
+// directory must re-attach to the kept browser, close the period at its last heartbeat
+// and open a new one. A Chromium whose keeper is gone too is an orphan: killed, and the
+// device relaunched.
 const SWEEP_MS = 200;
 let database: TestDatabase | undefined;
 let dataDir: string | undefined;
@@ -66,7 +68,7 @@ async function startChildServer(): Promise<{ process: ChildProcess; url: string 
   return { process: started, url };
 }
 
-it('recovers from a SIGKILLed server: orphan Chromium killed, metering closed at the last heartbeat, device active again', async () => {
+it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed at the last heartbeat, device active again; an orphan without keeper killed', { timeout: 150_000 }, async () => {
   database = await createTestDatabase();
   dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
   const server = await startChildServer();
@@ -88,14 +90,14 @@ it('recovers from a SIGKILLed server: orphan Chromium killed, metering closed at
   await new Promise((resolve) => child!.once('exit', resolve));
   const killedAt = Date.now();
 
+  // Its keeper holds it: the browser outlived the service.
+  expect(await isRunning(oldPid)).toBe(true);
   restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
-  // A killed process may linger as a zombie when nothing reaps it; isRunning reads its state.
-  expect(await isRunning(oldPid)).toBe(false);
   const api = apiClient(restarted.url, key);
   expect((await api('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
   const handle = restarted.services.browserPool.get(deviceId);
-  expect(handle?.pid).not.toBe(oldPid);
-  expect(await isRunning(handle!.pid!)).toBe(true);
+  expect(handle).toMatchObject({ pid: oldPid, reattached: true });
+  expect(await isRunning(oldPid)).toBe(true);
 
   const periods = await restarted.services.sql<{ ended: number | null; heartbeat: number; started: number }[]>`
     select extract(epoch from started_at)::float8 * 1000 as started, extract(epoch from ended_at)::float8 * 1000 as ended,
@@ -110,5 +112,82 @@ it('recovers from a SIGKILLed server: orphan Chromium killed, metering closed at
   expect(killedAt - crashed.ended!).toBeLessThan(SWEEP_MS * 10);
   expect(current.ended).toBeNull();
   expect(current.started).toBeGreaterThanOrEqual(crashed.ended!);
-  await api('DELETE', `/v1/devices/${created.body.id}`);
+
+  // Handed over, then its keeper killed too: the next start finds a Chromium with no
+  // keeper (or none at all, if it quit with its pipe), kills it and relaunches the device.
+  await restarted.close('handover');
+  restarted = undefined;
+  expect(await isRunning(oldPid)).toBe(true);
+  for (const keeper of await keeperProcesses()) process.kill(keeper, 'SIGKILL');
+  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  // A killed process may linger as a zombie when nothing reaps it; isRunning reads its state.
+  expect(await isRunning(oldPid)).toBe(false);
+  const relaunched = restarted.services.browserPool.get(deviceId);
+  expect(relaunched).toMatchObject({ reattached: false });
+  expect(relaunched!.pid).not.toBe(oldPid);
+  expect(await isRunning(relaunched!.pid!)).toBe(true);
+  const again = apiClient(restarted.url, key);
+  expect((await again('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
+
+  // A kept browser whose device is no longer this host's running one (here: slept while
+  // no service ran) is closed by the next start, not re-attached.
+  const keptPid = relaunched!.pid!;
+  await restarted.close('handover');
+  restarted = undefined;
+  expect(await isRunning(keptPid)).toBe(true);
+  const direct = connectDatabase(database!.url, 1);
+  await direct.sql`update devices set status = 'sleeping' where id = ${deviceId}`;
+  await direct.close();
+  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  expect(await isRunning(keptPid)).toBe(false);
+  expect(await keeperProcesses()).toEqual([]);
+  expect(restarted.services.browserPool.get(deviceId)).toBeUndefined();
 });
+
+it('hands its browsers over on SIGTERM and closes them on SIGINT', async () => {
+  await restarted?.close();
+  restarted = undefined;
+  const server = await startChildServer();
+  child = server.process;
+  const admin = connectDatabase(database!.url, 2);
+  const { org_id: orgId } = await createOrganization(admin.db, { name: 'signals', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+  const { space_id: spaceId } = await createSpace(admin.db, orgId, 'default');
+  const { key } = await createApiKey(admin.db, { orgId, scopes: ['operator:devices:read', 'operator:devices:write'], spaceIds: [], env: 'test' });
+  await admin.close();
+  const created = await apiClient(server.url, key)('POST', '/v1/devices', { space_id: spaceId });
+  const deviceId = parsePublicId('device', created.body.id)!;
+  const pid = Number((await readFile(path.join(dataDir!, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim());
+
+  child.kill('SIGTERM');
+  expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
+  expect(await isRunning(pid)).toBe(true);
+
+  const next = await startChildServer();
+  child = next.process;
+  expect((await apiClient(next.url, key)('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
+  expect(Number((await readFile(path.join(dataDir!, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim())).toBe(pid);
+  child.kill('SIGINT');
+  expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
+  expect(await isRunning(pid)).toBe(false);
+  expect(await keeperProcesses()).toEqual([]);
+}, 120_000);
+
+/** The keeper processes of this test's data directory (their start names the socket in it). */
+async function keeperProcesses(): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.includes('keeper-process.ts')) continue;
+    const fds = await readdir(`/proc/${entry}/fd`).catch(() => []);
+    const unix = await readFile('/proc/net/unix', 'utf8');
+    for (const fd of fds) {
+      const inode = /^socket:\[(\d+)\]$/.exec(await readlink(`/proc/${entry}/fd/${fd}`).catch(() => ''))?.[1];
+      if (inode !== undefined && unix.split('\n').some((line) => line.includes(dataDir!) && line.trim().split(/\s+/)[6] === inode)) {
+        found.push(Number(entry));
+        break;
+      }
+    }
+  }
+  return found;
+}

@@ -308,7 +308,7 @@ describe('escalations', () => {
   it('fails a parked task with device_lost when its page did not survive a restart, rather than answer on another page', async () => {
     const { task, delivery } = await parkWithQuestion('After a Ctrl-C?');
     // Ctrl-C closes the browsers: the device comes back on a new browser, without the page.
-    await test.restart('close');
+    await test.restart('shutdown');
     expect(await waitForTaskEnd(api, task, 20_000)).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
     expect((await resolveCall(delivery, { answer: 'yes' })).body.applied).toBe(false);
   });

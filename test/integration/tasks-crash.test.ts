@@ -41,6 +41,8 @@ async function startServer(): Promise<ChildProcess> {
       HOST: '127.0.0.1',
       DATABASE_URL: database.url,
       OPERATOR_DATA_DIR: dataDir,
+      // The final SIGTERM closes the browsers rather than handing them over to a next start.
+      OPERATOR_RETIRE_ON_STOP: 'true',
       OPERATOR_SERVE_CONSOLE: 'false',
       OPERATOR_WARM_BROWSERS: '0',
       OPERATOR_LOG_LEVEL: 'error',

@@ -9,9 +9,10 @@ import { loadConfig } from '../../server/core/config';
 import { startService, type RunningService } from '../../server/assembly/start-service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
-// A server killed with SIGKILL leaves its warm browsers running (nothing closes them)
-// and their profiles on disk. The next start on the data directory must kill them and
-// remove their profiles before it warms new ones.
+// A server killed with SIGKILL leaves its warm browsers running under their keepers
+// (like every browser) and their profiles on disk. Warm browsers belong to no device, so
+// the next start on the data directory must close them, not re-attach, and remove their
+// profiles before it warms new ones.
 let database: TestDatabase | undefined;
 let dataDir: string | undefined;
 let child: ChildProcess | undefined;

@@ -15,7 +15,11 @@ import { handProfileTo } from '../../server/browser/profile-access.js';
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /** The users and sandbox rule the service gives local browsers by default (server/config.ts). */
-export const BROWSER_ISOLATION = (({ users, allowUnsandboxed }) => ({ users, allowUnsandboxed }))(loadConfig({}).browser);
+export const BROWSER_ISOLATION = {
+  ...(({ users, allowUnsandboxed }) => ({ users, allowUnsandboxed }))(loadConfig({}).browser),
+  // A test that never closes its provider leaves its browsers' keepers this long.
+  keepSecs: 20,
+};
 
 export interface PageServer {
   port: number;

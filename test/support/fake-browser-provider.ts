@@ -49,6 +49,20 @@ export class FakeBrowserProvider implements BrowserProvider {
     this.calls.push({ method: 'shutdown', args: [] });
   }
 
+  async detach(): Promise<void> {
+    this.calls.push({ method: 'detach', args: [] });
+  }
+
+  /** A fake keeps nothing across a restart. */
+  async keptDeviceIds(): Promise<string[]> {
+    this.calls.push({ method: 'keptDeviceIds', args: [] });
+    return [];
+  }
+
+  async closeKept(deviceId: string): Promise<void> {
+    this.calls.push({ method: 'closeKept', args: [deviceId] });
+  }
+
   async isReachable(): Promise<boolean> {
     this.calls.push({ method: 'isReachable', args: [] });
     return this.reachable;
@@ -59,6 +73,7 @@ export class FakeBrowserProvider implements BrowserProvider {
 export class FakeBrowserHandle implements BrowserHandle {
   readonly pid = null;
   readonly incarnation = randomUUID();
+  readonly reattached = false;
   readonly location = null;
   readonly driver = new FakePageDriver();
 
@@ -85,4 +100,6 @@ export class FakeBrowserHandle implements BrowserHandle {
   onDisconnected(): void {}
 
   async close(): Promise<void> {}
+
+  async detach(): Promise<void> {}
 }

@@ -22,8 +22,9 @@ export interface ServiceProcess {
   /** The service's process id, e.g. to read the CPU time it used (a restart changes it). */
   readonly pid: number;
   database: TestDatabase;
+  /** SIGINT: the service stops and closes its browsers (nothing of it outlives the test). */
   stop(): Promise<void>;
-  /** Stops the service gracefully (SIGTERM, as a deployment does) and starts it again on the same port, database and environment. */
+  /** Stops the service as a deployment does (SIGTERM: browsers and tasks are handed over) and starts it again on the same port, database and environment. */
   restart(): Promise<void>;
 }
 
@@ -53,10 +54,10 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
     return child;
   };
-  const stopGracefully = async (child: ChildProcess) => {
+  const stopGracefully = async (child: ChildProcess, signal: 'SIGTERM' | 'SIGINT') => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    child.kill(signal);
     await exited;
   };
   let child = await spawnReady();
@@ -70,12 +71,12 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     database,
     async stop() {
       await restarting.catch(() => undefined);
-      await stopGracefully(child);
+      await stopGracefully(child, 'SIGINT');
       await database.drop();
     },
     restart() {
       restarting = (async () => {
-        await stopGracefully(child);
+        await stopGracefully(child, 'SIGTERM');
         child = await spawnReady();
       })();
       return restarting;

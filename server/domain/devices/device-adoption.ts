@@ -41,7 +41,7 @@ export async function adoptDevicesOfDeadHosts(deps: AdoptionDeps, limit: number)
     });
     if (moved === null) continue;
     try {
-      await deps.browserPool.launch(moved.id, moved.orgId, moved.browserLocation!);
+      await deps.browserPool.launch(moved.id, moved.orgId, { adopt: moved.browserLocation! });
     } catch (error) {
       deps.log.warn({ err: error, deviceId: moved.id }, 'the browser of a dead host\'s device could not be joined; device marked error');
       await deps.db.transaction(async (tx) => {

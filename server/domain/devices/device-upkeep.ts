@@ -1,6 +1,5 @@
 import { and, eq, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
 import { devices } from '../../../db/schema';
-import { killOrphans } from '../../browser';
 import { dbNowPlus } from '../db-clock';
 import { systemActor } from '../keys/principal';
 import { closeHostPeriods, heartbeatActivePeriods, openActivePeriod, timestampParam } from './metering';
@@ -71,19 +70,23 @@ export async function heartbeatDevices(deps: DeviceDeps): Promise<void> {
 }
 
 /**
- * Crash safety at start, before the API serves: kill Chromium left by a previous run of
- * this host, close its stale metering periods at their last heartbeat, then bring back
- * every device this host was running (`active`, or caught mid `creating`/`waking`):
- * relaunched on its profile it is `active` again with a new period; a device whose
- * browser will not start goes to `error`.
+ * Crash safety at start, before the API serves (the provider's start already killed
+ * Chromium a previous run left without a keeper): close this host's stale metering
+ * periods at their last heartbeat, close the kept browsers of devices that are no longer
+ * this host's running ones (slept, deleted, moved), then bring back every device this
+ * host was running (`active`, or caught mid `creating`/`waking`): re-attached to its kept
+ * browser, or relaunched on its profile, it is `active` again with a new period; a
+ * device whose browser will not start goes to `error`.
  */
-export async function reconcileHostDevices(deps: DeviceDeps & { dataDir: string }): Promise<void> {
-  await killOrphans(deps.dataDir);
+export async function reconcileHostDevices(deps: DeviceDeps): Promise<void> {
   await closeHostPeriods(deps.db, deps.hostId, null);
   const running = await deps.db
     .select()
     .from(devices)
     .where(and(eq(devices.hostId, deps.hostId), inArray(devices.status, ['active', 'creating', 'waking'])));
+  const runningIds = new Set(running.map((device) => device.id));
+  const strays = (await deps.browserPool.keptDeviceIds()).filter((deviceId) => !runningIds.has(deviceId));
+  await Promise.all(strays.map((deviceId) => deps.browserPool.closeKept(deviceId)));
   await Promise.all(
     running.map(async (device) => {
       let launched = true;
@@ -100,7 +103,7 @@ export async function reconcileHostDevices(deps: DeviceDeps & { dataDir: string 
         if (!launched) {
           await transitionDevice(tx, actor, row, 'errored', { reason: 'restart_failed' });
         } else if (row.status === 'active') {
-          // Same status, new browser: no event, only a new metering period.
+          // Same status, same (kept) or new browser: no event, only a new metering period.
           await openActivePeriod(tx, row, new Date());
         } else {
           await transitionDevice(tx, actor, row, row.status === 'creating' ? 'created' : 'woke', { reason: 'restart' });
@@ -152,13 +155,20 @@ export async function closeStrayBrowsers(deps: DeviceDeps): Promise<number> {
   const running = deps.browserPool.runningDeviceIds();
   if (running.length === 0) return 0;
   const rows = await deps.db.select({ id: devices.id, status: devices.status, hostId: devices.hostId }).from(devices).where(inArray(devices.id, running));
-  const placedHere = new Set(
-    rows.filter((row) => row.hostId === deps.hostId && ['active', 'creating', 'waking'].includes(row.status)).map((row) => row.id),
-  );
+  const isLive = (row: { status: string }) => ['active', 'creating', 'waking'].includes(row.status);
+  const placedHere = new Set(rows.filter((row) => row.hostId === deps.hostId && isLive(row)).map((row) => row.id));
+  // Live on another host: that host adopted it (this one looked dead) and may have joined its browser.
+  const movedAway = new Set(rows.filter((row) => row.hostId !== deps.hostId && isLive(row)).map((row) => row.id));
   const terminated = new Set(rows.filter((row) => row.status === 'terminated').map((row) => row.id));
   const known = new Set(rows.map((row) => row.id));
   const strays = running.filter((id) => !placedHere.has(id));
-  await Promise.all(strays.map((id) => (terminated.has(id) || !known.has(id) ? deps.browserPool.destroy(id) : deps.browserPool.close(id))));
+  await Promise.all(
+    strays.map((id) => {
+      if (terminated.has(id) || !known.has(id)) return deps.browserPool.destroy(id);
+      if (movedAway.has(id)) return deps.browserPool.handOff(id);
+      return deps.browserPool.close(id);
+    }),
+  );
   return strays.length;
 }
 
