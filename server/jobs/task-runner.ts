@@ -9,7 +9,7 @@ import { runAgent } from '../agent/run-agent';
 import type { NewStep } from '../agent/step';
 import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
-import { claimTasks, failTasksOfLostHosts, handOverTask, renewLease, taskPageIncarnation } from '../domain/tasks/task-lease';
+import { claimTasks, failLostRunningTasks, handOverTask, renewLease, taskPageIncarnation } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
 import { addModelCall } from '../domain/tasks/task-usage';
@@ -109,7 +109,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   async function claimFreeSlots(): Promise<void> {
     const free = config.agent.workers - runs.size;
     const claimedAt = Date.now();
-    const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free);
+    const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free, deps.browserPool.runningDeviceIds());
     for (const task of claimed) start(task, claimedAt);
   }
 
@@ -343,8 +343,8 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     // a loaded machine): only the runs of others can be lost. After a database outage every
     // host's heartbeat is stale: the sweep waits until hosts have had time to write theirs.
     if (databaseAvailability.reachableForMs() >= config.agent.leaseMs) {
-      const failed = await failTasksOfLostHosts(deps.db, config.browser.keepSecs * 1000, [...runs.keys()]);
-      if (failed.length > 0) log.warn({ taskIds: failed }, 'tasks whose host is gone for good were failed with device_lost');
+      const failed = await failLostRunningTasks(deps.db, config.browser.keepSecs * 1000, [...runs.keys()]);
+      if (failed.length > 0) log.warn({ taskIds: failed }, 'running tasks whose device or host was lost were failed with device_lost');
     }
     const orphaned = await failParkedTasksWithoutDevice(deps.db);
     if (orphaned.length > 0) log.warn({ taskIds: orphaned }, 'parked tasks whose device or page was lost were failed with device_lost');

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool } from '../../server/browser/pool';
 import { BrowserlessProvider } from '../../server/browser/browserless-provider';
 import { isRunning, processesOfUser, processGroupMembers } from '../../server/browser/chromium-process';
+import { keepersOf } from '../support/keeper-processes';
 import type { DeviceState, DeviceStateStore } from '../../server/browser/device-state';
 import { KeeperBusyError, KeeperConnection } from '../../server/browser/keeper-connection';
 import { keepersDirectory, keeperSocket } from '../../server/browser/keeper-directory';
@@ -46,34 +47,6 @@ async function cityField(driver: PageDriver): Promise<string | undefined> {
 /** The uid a local browser runs as (its keeper's claim). */
 async function uidOf(pid: number): Promise<number> {
   return (await stat(`/proc/${pid}`)).uid;
-}
-
-async function keepersOf(dataDir: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await import('node:fs/promises').then((fs) => fs.readFile(`/proc/${entry}/cmdline`, 'utf8')).catch(() => '');
-    if (cmdline.includes('keeper-process.ts') && (await keeperServes(Number(entry), dataDir))) found.push(Number(entry));
-  }
-  return found;
-}
-
-/** Whether the keeper `pid` has a socket of `dataDir` open (its listening socket). */
-async function keeperServes(pid: number, dataDir: string): Promise<boolean> {
-  const unix = await import('node:fs/promises').then((fs) => fs.readFile('/proc/net/unix', 'utf8'));
-  const inodes = new Set(
-    unix
-      .split('\n')
-      .filter((line) => line.includes(keepersDirectory(dataDir)))
-      .map((line) => line.trim().split(/\s+/)[6]),
-  );
-  const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
-  for (const fd of fds) {
-    const target = await import('node:fs/promises').then((fs) => fs.readlink(`/proc/${pid}/fd/${fd}`)).catch(() => '');
-    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-    if (inode !== undefined && inodes.has(inode)) return true;
-  }
-  return false;
 }
 
 /** One CDP command on a raw keeper connection; resolves with its result. */

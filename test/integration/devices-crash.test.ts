@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { keepersOf } from '../support/keeper-processes';
 import { afterAll, expect, it } from 'vitest';
 import { connectDatabase } from '../../db/client';
 import { loadConfig } from '../../server/core/config';
@@ -118,7 +119,7 @@ it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed
   await restarted.close('handover');
   restarted = undefined;
   expect(await isRunning(oldPid)).toBe(true);
-  for (const keeper of await keeperProcesses()) process.kill(keeper, 'SIGKILL');
+  for (const keeper of await keepersOf(dataDir!)) process.kill(keeper, 'SIGKILL');
   restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
   // A killed process may linger as a zombie when nothing reaps it; isRunning reads its state.
   expect(await isRunning(oldPid)).toBe(false);
@@ -140,7 +141,7 @@ it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed
   await direct.close();
   restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
   expect(await isRunning(keptPid)).toBe(false);
-  expect(await keeperProcesses()).toEqual([]);
+  expect(await keepersOf(dataDir!)).toEqual([]);
   expect(restarted.services.browserPool.get(deviceId)).toBeUndefined();
 });
 
@@ -169,25 +170,5 @@ it('hands its browsers over on SIGTERM and closes them on SIGINT', async () => {
   child.kill('SIGINT');
   expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
   expect(await isRunning(pid)).toBe(false);
-  expect(await keeperProcesses()).toEqual([]);
+  expect(await keepersOf(dataDir!)).toEqual([]);
 }, 120_000);
-
-/** The keeper processes of this test's data directory (their start names the socket in it). */
-async function keeperProcesses(): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.includes('keeper-process.ts')) continue;
-    const fds = await readdir(`/proc/${entry}/fd`).catch(() => []);
-    const unix = await readFile('/proc/net/unix', 'utf8');
-    for (const fd of fds) {
-      const inode = /^socket:\[(\d+)\]$/.exec(await readlink(`/proc/${entry}/fd/${fd}`).catch(() => ''))?.[1];
-      if (inode !== undefined && unix.split('\n').some((line) => line.includes(dataDir!) && line.trim().split(/\s+/)[6] === inode)) {
-        found.push(Number(entry));
-        break;
-      }
-    }
-  }
-  return found;
-}

@@ -8,7 +8,7 @@ import { devices, hosts, tasks } from '../../db/schema';
 import { heartbeatHost, registerHost } from '../../server/domain/hosts/host-registry';
 import {
   claimTasks,
-  failTasksOfLostHosts,
+  failLostRunningTasks,
   handOverTask,
   releaseHostLeases,
   renewLease,
@@ -57,11 +57,11 @@ const step = { type: 'action' as const, action: 'click "x"', url: null, title: n
 describe('the task lease', () => {
   it('refuses a second driver while the first holds the task, and the first once its lease was taken over', async () => {
     const task = await runningTask();
-    const [claimedByA] = await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10);
+    const [claimedByA] = await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10, [task.deviceId]);
     expect(claimedByA?.id).toBe(task.id);
 
     // B is refused everything while A holds the lease.
-    expect(await claimTasks(database.db, HOST, 'service-b', LEASE_MS, 10)).toEqual([]);
+    expect(await claimTasks(database.db, HOST, 'service-b', LEASE_MS, 10, [task.deviceId])).toEqual([]);
     expect((await renewLease(database.db, claimedByA!, 'service-b', LEASE_MS)).held).toBe(false);
     expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-b')).toBe(false);
     expect(await taskPageIncarnation(database.db, task.id, 'service-b', 'incarnation-b')).toBeNull();
@@ -71,7 +71,7 @@ describe('the task lease', () => {
     // A is cut off past its lease (a partition): B takes the task over, and from then on
     // nothing A does counts, however late it comes.
     await sleep(LEASE_MS + 100);
-    const [claimedByB] = await claimTasks(database.db, HOST, 'service-b', 60_000, 10);
+    const [claimedByB] = await claimTasks(database.db, HOST, 'service-b', 60_000, 10, [task.deviceId]);
     expect(claimedByB?.id).toBe(task.id);
     expect((await renewLease(database.db, claimedByA!, 'service-a', LEASE_MS)).held).toBe(false);
     expect(await appendStep(database.db, task.id, task.orgId, 2, step, 'service-a')).toBe(false);
@@ -84,9 +84,9 @@ describe('the task lease', () => {
 
   it('hands a run over with a handed_over step, for the next service of the host to claim at once', async () => {
     const task = await runningTask();
-    await claimTasks(database.db, HOST, 'service-a', 60_000, 10);
+    await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId]);
     expect(await handOverTask(database.db, task.id, 'service-a')).toBe(true);
-    const claimed = await claimTasks(database.db, HOST, 'service-c', 60_000, 10);
+    const claimed = await claimTasks(database.db, HOST, 'service-c', 60_000, 10, [task.deviceId]);
     expect(claimed.map((row) => row.id)).toContain(task.id);
     const actions = await database.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${task.id} order by seq`;
     expect(actions.map((row) => row.action)).toEqual(['handed_over']);
@@ -94,7 +94,7 @@ describe('the task lease', () => {
 
   it('frees at start what a dead process of the host held, with a driver_lost step', async () => {
     const task = await runningTask();
-    await claimTasks(database.db, HOST, 'dead-process', 60_000, 10);
+    await claimTasks(database.db, HOST, 'dead-process', 60_000, 10, [task.deviceId]);
     const freed = await releaseHostLeases(database.db, HOST, 'new-process');
     expect(freed).toContain(task.id);
     const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
@@ -106,14 +106,23 @@ describe('the task lease', () => {
   it('fails a task for its host only once the host has been silent longer than browsers are kept', async () => {
     await registerHost(database.db, 'host-silent', 'http://127.0.0.1:2');
     const task = await runningTask('host-silent');
-    await claimTasks(database.db, 'host-silent', 'service-s', 50, 10);
+    await claimTasks(database.db, 'host-silent', 'service-s', 50, 10, [task.deviceId]);
     await sleep(100);
     // The lease ran out, but the host still writes its heartbeat: its next service continues the task.
     await heartbeatHost(database.db, 'host-silent');
-    expect(await failTasksOfLostHosts(database.db, 2_000, [])).not.toContain(task.id);
+    expect(await failLostRunningTasks(database.db, 2_000, [])).not.toContain(task.id);
     // Silent past the keep time: the browser and the page are gone with the host.
     await database.db.update(hosts).set({ heartbeatAt: sql`now() - interval '3 seconds'` }).where(eq(hosts.hostId, 'host-silent'));
-    expect(await failTasksOfLostHosts(database.db, 2_000, [])).toContain(task.id);
+    expect(await failLostRunningTasks(database.db, 2_000, [])).toContain(task.id);
+    const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
+    expect(row).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
+  });
+
+  it('fails a waiting task whose device let go of it (its browser died), whatever its host', async () => {
+    const task = await runningTask();
+    await heartbeatHost(database.db, HOST);
+    await database.db.update(devices).set({ currentTaskId: null, status: 'error' }).where(eq(devices.id, task.deviceId));
+    expect(await failLostRunningTasks(database.db, 60_000, [])).toContain(task.id);
     const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
     expect(row).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
   });

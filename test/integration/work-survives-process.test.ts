@@ -9,6 +9,7 @@ import { devices } from '../../db/schema';
 import { parsePublicId } from '../../server/domain/ids';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startHostProcess, type HostProcess } from '../support/host-process';
+import { browsersOf, keepersOf } from '../support/keeper-processes';
 import { apiClient, type ApiCall } from '../support/http';
 import { freePort } from '../support/service-process';
 import { waitForTaskEnd } from '../support/task-helpers';
@@ -128,4 +129,20 @@ describe.each([
     // The same browsers, re-attached: not relaunched.
     expect({ running: await browserIncarnation(runningDevice.id), parked: await browserIncarnation(parkedDevice.id) }).toEqual(before);
   }, 180_000);
+});
+
+describe('a host retired for good', () => {
+  it('closes every browser and keeper of the host on SIGTERM with OPERATOR_RETIRE_ON_STOP', async () => {
+    // The previous service hands over; the retiring one re-attaches, then closes everything.
+    await host?.stop('SIGTERM');
+    host = await startHostProcess({ databaseUrl: database.url, dataDir, port, env: { ...env, OPERATOR_RETIRE_ON_STOP: 'true' } });
+    const device = (await api('POST', '/v1/devices', { space_id: spaceId })).body;
+    expect(device.status).toBe('active');
+    expect(await keepersOf(dataDir)).not.toEqual([]);
+    expect(await browsersOf(dataDir)).not.toEqual([]);
+    await host.stop('SIGTERM');
+    host = null;
+    expect(await keepersOf(dataDir)).toEqual([]);
+    expect(await browsersOf(dataDir)).toEqual([]);
+  }, 120_000);
 });

@@ -35,12 +35,13 @@ export async function startHostProcess(options: HostProcessOptions): Promise<Hos
       OPERATOR_DATA_DIR: options.dataDir,
       OPERATOR_SERVE_CONSOLE: 'false',
       OPERATOR_WARM_BROWSERS: '0',
-      OPERATOR_LOG_LEVEL: 'error',
+      // TEST_SERVICE_LOG_LEVEL=info shows a test's service logs while debugging it.
+      OPERATOR_LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'error',
       OPERATOR_RATE_LIMIT_PER_SEC: '1000',
       OPERATOR_RATE_LIMIT_BURST: '2000',
       ...options.env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.TEST_SERVICE_LOG_LEVEL === undefined ? 'ignore' : 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${options.port}`;
   const deadline = Date.now() + 60_000;

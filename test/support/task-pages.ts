@@ -34,6 +34,14 @@ export async function startTaskPages(): Promise<TaskPages> {
             if (state === 'open') document.getElementById('gate').textContent = 'Gate open';
           }, 200);
         </script>`);
+    } else if (url.pathname === '/timed') {
+      // The echo field, and "Gate open" once `after_ms` passed since the page loaded: a gate
+      // the page opens by itself, needing no network once loaded.
+      const afterMs = Number(url.searchParams.get('after_ms') ?? '0');
+      response.end(`<!doctype html><title>Timed</title>
+        <input id="field" aria-label="Your name" oninput="document.getElementById('echo').textContent = this.value">
+        <p id="echo"></p><p id="gate">Gate closed</p>
+        <script>setTimeout(() => { document.getElementById('gate').textContent = 'Gate open'; }, ${afterMs});</script>`);
     } else if (url.pathname === '/gate-state') {
       response.setHeader('content-type', 'text/plain');
       response.end(openGates.has(url.searchParams.get('name') ?? '') ? 'open' : 'closed');

@@ -20,19 +20,21 @@ function devicesOnHost(db: Db, hostId: string) {
 
 /**
  * Leases up to `limit` running tasks whose device's browser runs on this host
- * (devices.host_id), and that nobody drives: never claimed, handed over by a stopping
+ * (devices.host_id, and `runningDeviceIds`: the pool's), and that nobody drives: never claimed, handed over by a stopping
  * service, or whose driver died (its lease ran out). Only this host's pool can drive
  * them, and its browsers outlive a service process, so a task whose driver died
  * continues here on the page it built (the run checks the browser's incarnation).
  */
-export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number): Promise<TaskRow[]> {
-  if (limit <= 0) return [];
+export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number, runningDeviceIds: readonly string[]): Promise<TaskRow[]> {
+  // Only tasks whose browser this host's pool already runs: one still starting (a device
+  // being adopted or re-attached) is claimed once it runs, not failed for lack of it.
+  if (limit <= 0 || runningDeviceIds.length === 0) return [];
   return taskLease
     .claim(db, {
       owner,
       leaseMs,
       limit,
-      due: and(eq(tasks.status, 'running'), inArray(tasks.deviceId, devicesOnHost(db, hostId))),
+      due: and(eq(tasks.status, 'running'), inArray(tasks.deviceId, [...runningDeviceIds]), inArray(tasks.deviceId, devicesOnHost(db, hostId))),
       orderBy: asc(tasks.createdAt),
       set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() },
     })
@@ -136,27 +138,31 @@ export async function renewLease(db: Db, task: TaskRow, owner: string, leaseMs: 
 }
 
 /**
- * A running task nobody drives (its lease ran out or was handed over) whose device's host
- * has been silent for longer than `goneMs`, the time browsers outlive their service: the
- * browser, and the page the task built, are gone with that host. A device adopted by
- * another host (browserless) has a live host again and is not lost.
+ * A running task nobody drives (its lease ran out or was handed over) that is lost: its
+ * device let go of it (its browser died: markDeviceLost cleared the slot, or the device
+ * was deleted), or its device's host has been silent for longer than `goneMs`, the time
+ * browsers outlive their service, so the browser and the page the task built are gone
+ * with that host. A device adopted by another host (browserless) has a live host again.
  */
-function lostWithItsHost(goneMs: number): SQL {
+function lostTask(goneMs: number): SQL {
   return and(
     eq(tasks.status, 'running'),
     or(isNull(tasks.leaseOwner), lt(tasks.leaseExpiresAt, dbNow())),
-    sql`not exists (select 1 from ${devices} where ${devices.id} = ${tasks.deviceId} and not (${deviceHostSilentFor(goneMs)}))`,
+    or(
+      sql`not exists (select 1 from ${devices} where ${devices.id} = ${tasks.deviceId} and ${devices.currentTaskId} = ${tasks.id})`,
+      sql`not exists (select 1 from ${devices} where ${devices.id} = ${tasks.deviceId} and not (${deviceHostSilentFor(goneMs)}))`,
+    ),
   )!;
 }
 
 /**
- * Fails, with device_lost, every running task lost with its host (lostWithItsHost). Its
+ * Fails, with device_lost, every running task that is lost (lostTask). Its
  * slot is freed in the same transaction. Any instance may run this; the row lock and the
  * re-check make concurrent sweeps safe.
  *
  * `alive`: the tasks the caller is driving right now, never failed whatever their lease
  * says.
  */
-export async function failTasksOfLostHosts(db: Db, goneMs: number, alive: readonly string[], limit = 100): Promise<string[]> {
-  return failLostTasks(db, lostWithItsHost(goneMs), { limit, excluding: alive });
+export async function failLostRunningTasks(db: Db, goneMs: number, alive: readonly string[], limit = 100): Promise<string[]> {
+  return failLostTasks(db, lostTask(goneMs), { limit, excluding: alive });
 }
