@@ -11,7 +11,7 @@
 // from stdin (the browserless token never appears in a command line or environment).
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { CdpRelay } from './cdp-relay.ts';
 import { CONTROL_PREFIX, type KeeperIdentity, type KeeperRequest, type KeeperStart, type KeeperStartResult, type LocalKeeperStart, type RemoteKeeperStart } from './keeper-protocol.ts';
@@ -221,8 +221,28 @@ async function killGroup(pid: number): Promise<void> {
     } catch {
       return; // ESRCH: no member left
     }
+    // Zombies still count as members until whoever inherited them reaps them (about a
+    // second and a half after Chromium's exit here): they run nothing, so they are not waited for.
+    if (!groupHasLiveMembers(pid)) return;
     await delay(25);
   }
+}
+
+/** Whether a process of group `groupId` still runs (is neither a zombie nor dead). */
+function groupHasLiveMembers(groupId: number): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // After the parenthesised command name: state, ppid, pgrp.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] !== 'Z' && fields[0] !== 'X' && Number(fields[2]) === groupId) return true;
+  }
+  return false;
 }
 
 /** The uid claim's descriptor, inherited as fd 3 (keeper-launch.ts). */
