@@ -44,7 +44,8 @@ const SCREENSHOT_TIMEOUT_MS = 5_000;
 const HANDOVER_WAIT_MS = 5_000;
 
 // The run acts only while its lease surely holds by this process's own clock: the lease
-// runs from before the renewal was sent, less this margin for the clocks' drift.
+// runs from before the renewal was sent, less a margin for the clocks' drift of at most
+// this, and never more than a quarter of the lease (a short lease must leave time to act).
 const LEASE_SAFETY_MS = 1_000;
 
 // How often a run whose lease could not be confirmed asks again before its next action.
@@ -158,13 +159,14 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   async function drive(task: TaskRow, control: RunControl): Promise<void> {
     const { stop, stopReason } = control;
     // Until when, by this process's clock, the lease surely holds.
-    let leaseHeldUntil = control.claimedAt + config.agent.leaseMs - LEASE_SAFETY_MS;
+    const safeLeaseMs = config.agent.leaseMs - Math.min(LEASE_SAFETY_MS, config.agent.leaseMs / 4);
+    let leaseHeldUntil = control.claimedAt + safeLeaseMs;
     const checkLease = async () => {
       const sentAt = Date.now();
       const lease = await renewLease(deps.db, task, deps.instanceId, config.agent.leaseMs);
       if (!lease.held) stop('released');
       else if (!lease.deviceHeld) stop('device_lost');
-      else leaseHeldUntil = Math.max(leaseHeldUntil, sentAt + config.agent.leaseMs - LEASE_SAFETY_MS);
+      else leaseHeldUntil = Math.max(leaseHeldUntil, sentAt + safeLeaseMs);
     };
     // A missed heartbeat is survivable: the lease outlives three of them. While the
     // database cannot be reached the run keeps its page and waits (its writes retry), up

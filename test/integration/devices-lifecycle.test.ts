@@ -138,7 +138,8 @@ describe('a restart', () => {
     await api('DELETE', `/v1/devices/${gone}`);
     await sleep(500);
 
-    await test.restart();
+    // A stop that closes the browsers (Ctrl-C): each active device is relaunched on its profile.
+    await test.restart('shutdown');
     expect(await isRunning(oldPid)).toBe(false);
     const statuses = await Promise.all([active, asleep, gone].map(async (id) => (await api('GET', `/v1/devices/${id}`)).body.status));
     expect(statuses).toEqual(['active', 'sleeping', 'terminated']);

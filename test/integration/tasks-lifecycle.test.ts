@@ -140,8 +140,8 @@ describe('task lifecycle', () => {
     expect(ended.result).toMatchObject({ error: 'device_lost' });
   });
 
-  it('ends open event streams and fails running tasks with device_lost on a graceful shutdown', async () => {
-    const { device, task } = await startTask(waitingPrompt());
+  it('ends open event streams on a deploy, and the next service continues the running task on its page', async () => {
+    const { task } = await startTask(`go to ${pages.url('/gated?name=lifecycle-deploy')} then wait for "Gate open" then return the title`);
     const response = await fetch(`${test.url}/v1/tasks/${task}/events`, { headers: { Authorization: `Bearer ${key}` } });
     const chunks = textChunks(response);
     let seen = '';
@@ -154,6 +154,16 @@ describe('task lifecycle', () => {
     expect(seen).not.toContain('event: done');
     await restarted;
     expect(Date.now() - started).toBeLessThan(8_000);
+    pages.openGate('lifecycle-deploy');
+    expect(await waitForTaskEnd(api, task, 10_000)).toMatchObject({ status: 'succeeded', result: 'Gated' });
+    const steps = (await readStream(`${test.url}/v1/tasks/${task}/events`, key)).frames.filter((frame) => frame.event === 'step').map((frame) => JSON.parse(frame.data!));
+    expect(steps.map((step) => [step.type, step.action])).toContainEqual(['observation', 'handed_over']);
+  });
+
+  it('fails running tasks with device_lost when a stop closes the browsers (Ctrl-C)', async () => {
+    const { device, task } = await startTask(waitingPrompt());
+    await waitForStep(task, 1);
+    await test.restart('shutdown');
     const ended = await waitForTaskEnd(api, task, 10_000);
     expect(ended.result).toMatchObject({ error: 'device_lost' });
     expect((await api('GET', `/v1/devices/${device}`)).body).toMatchObject({ status: 'active', current_task_id: null });
