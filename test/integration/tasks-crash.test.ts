@@ -13,6 +13,7 @@ import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { startWebhookReceiver } from '../support/webhook-receiver';
+import { keepersOf } from '../support/keeper-processes';
 import { freePort } from '../support/service-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -92,7 +93,7 @@ afterAll(async () => {
 });
 
 describe('a server killed with SIGKILL mid-task', () => {
-  it('has the task ended with device_lost after its lease expires, the slot freed and the device usable again', async () => {
+  it('fails the task with device_lost when its browser died with the server, frees the slot and leaves the device usable', async () => {
     server = await startServer();
     db = connectDatabase(database.url, 2);
     const { org_id: orgId } = await createOrganization(db.db, { name: 'Crash org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
@@ -114,7 +115,10 @@ describe('a server killed with SIGKILL mid-task', () => {
     for await (const chunk of textChunks(stream)) if (chunk.includes('id: 1\n')) break;
     const [leased] = await db.db.select().from(tasks).where(eq(tasks.id, parsePublicId('task', taskId)!));
     expect(leased).toMatchObject({ status: 'running', leaseOwner: expect.any(String) });
+    // The machine's browsers go with the server (a reboot): its keepers are killed too.
+    // (A crash that spares them continues the task: work-survives-process.test.ts.)
     await stopServer('SIGKILL');
+    for (const keeper of await keepersOf(dataDir)) process.kill(keeper, 'SIGKILL');
     const [afterCrash] = await db.db.select().from(tasks).where(eq(tasks.id, leased!.id));
     expect(afterCrash!.status).toBe('running');
 
@@ -167,7 +171,7 @@ describe('a server killed with SIGKILL mid-task', () => {
 
       const resolved = await apiClient(`http://127.0.0.1:${port}`, delivered[1].token)('POST', `/v1/escalations/${delivered[1].escalation.id}/resolve`, { answer: 'yes' });
       expect(resolved.body).toMatchObject({ applied: true, status: 'resolved' });
-      // The restarted browser came back blank; the task reopens its last page and finishes.
+      // The browser outlived the server: the task finishes on the page it parked on.
       expect(await waitForTaskEnd(api, submitted.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
     } finally {
       await receiver.close();

@@ -73,7 +73,8 @@ describe('task lifecycle', () => {
     const queued = await startTask(`go to ${pages.url('/plain')} then return the title`);
     const ended = await waitForTaskEnd(api, task);
     expect(ended.result).toEqual({ error: 'timeout', detail: 'The task did not finish within its time limit.' });
-    expect(Date.now() - started).toBeLessThan((TIMEOUT_SECS + 3) * 1000);
+    // Well before its 15 s `wait for` would have ended by itself, on a loaded machine too.
+    expect(Date.now() - started).toBeLessThan((TIMEOUT_SECS + 6) * 1000);
     expect((await api('GET', `/v1/devices/${device}`)).body.current_task_id).toBeNull();
     expect(await waitForTaskEnd(api, queued.task)).toMatchObject({ status: 'succeeded', result: 'Plain' });
   });
@@ -140,30 +141,22 @@ describe('task lifecycle', () => {
     expect(ended.result).toMatchObject({ error: 'device_lost' });
   });
 
-  it('ends open event streams on a deploy, and the next service continues the running task on its page', async () => {
-    const { task } = await startTask(`go to ${pages.url('/gated?name=lifecycle-deploy')} then wait for "Gate open" then return the title`);
+  it('ends open event streams on a stop, and a stop that closes the browsers (Ctrl-C) fails running tasks with device_lost', async () => {
+    // A deploy (the default restart) continues the task instead: work-survives-process.test.ts.
+    const { device, task } = await startTask(waitingPrompt());
     const response = await fetch(`${test.url}/v1/tasks/${task}/events`, { headers: { Authorization: `Bearer ${key}` } });
     const chunks = textChunks(response);
     let seen = '';
     while (!seen.includes('id: 1\n')) seen += (await chunks.next()).value ?? '';
     const started = Date.now();
-    const restarted = test.restart();
+    const restarted = test.restart('shutdown');
     // The stream ends (no `done`: the client resumes with after_seq) instead of holding the shutdown.
     for await (const chunk of chunks) seen += chunk;
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(seen).not.toContain('event: done');
+    // The restart closes and relaunches every device this file created, each under a keeper.
     await restarted;
-    expect(Date.now() - started).toBeLessThan(8_000);
-    pages.openGate('lifecycle-deploy');
-    expect(await waitForTaskEnd(api, task, 10_000)).toMatchObject({ status: 'succeeded', result: 'Gated' });
-    const steps = (await readStream(`${test.url}/v1/tasks/${task}/events`, key)).frames.filter((frame) => frame.event === 'step').map((frame) => JSON.parse(frame.data!));
-    expect(steps.map((step) => [step.type, step.action])).toContainEqual(['observation', 'handed_over']);
-  });
-
-  it('fails running tasks with device_lost when a stop closes the browsers (Ctrl-C)', async () => {
-    const { device, task } = await startTask(waitingPrompt());
-    await waitForStep(task, 1);
-    await test.restart('shutdown');
+    expect(Date.now() - started).toBeLessThan(20_000);
     const ended = await waitForTaskEnd(api, task, 10_000);
     expect(ended.result).toMatchObject({ error: 'device_lost' });
     expect((await api('GET', `/v1/devices/${device}`)).body).toMatchObject({ status: 'active', current_task_id: null });
