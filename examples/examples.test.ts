@@ -72,5 +72,6 @@ describe('examples', () => {
     expect(output).toContain('10/10 succeeded');
     const rows = await test.service.services.db.select({ status: devices.status }).from(devices).where(eq(devices.orgId, tenant.orgId));
     expect(rows.map((row) => row.status)).toEqual(Array(10).fill('terminated'));
-  });
+    // Ten Chromium launches, each under its keeper, and ten closes on two cores.
+  }, 150_000);
 });

@@ -1,4 +1,5 @@
 import { adoptDevicesOfDeadHosts } from '../domain/devices/device-adoption';
+import { releaseLeasesOfDeadDriver } from '../domain/tasks/task-lease';
 import { HOST_DEAD_MS, HOST_HEARTBEAT_MS } from '../domain/hosts/host-registry';
 import { closeStrayBrowsers, failAbandonedCreates, heartbeatDevices, suspendIdleDevices } from '../domain/devices/device-upkeep';
 import type { Services } from '../services/services';
@@ -51,7 +52,10 @@ export function deviceAdoption(services: Services): Worker {
       // time a dead one needs to look dead, to write theirs again.
       if (services.databaseAvailability.reachableForMs() < HOST_DEAD_MS) return;
       const adopted = await adoptDevicesOfDeadHosts(services, services.browserPool.capacity - services.browserPool.size);
-      if (adopted.length > 0) services.log.warn({ deviceIds: adopted }, 'adopted the devices of a host that stopped answering');
+      if (adopted.length === 0) return;
+      services.log.warn({ deviceIds: adopted }, 'adopted the devices of a host that stopped answering');
+      // Their tasks continue here at once, rather than once the dead host's leases run out.
+      await releaseLeasesOfDeadDriver(services.db, adopted, services.instanceId);
     },
     services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'device adoption failed')),
   );

@@ -2,7 +2,6 @@ import { and, eq, isNotNull, ne } from 'drizzle-orm';
 import { devices } from '../../../db/schema';
 import { deviceHostSilentFor, HOST_DEAD_MS } from '../hosts/host-registry';
 import { systemActor } from '../keys/principal';
-import { releaseLeasesOfDeadDriver } from '../tasks/task-lease';
 import { openActivePeriod } from './metering';
 import { lockDevice, transitionDevice, type DeviceDeps } from './device-transitions';
 
@@ -15,20 +14,15 @@ import { lockDevice, transitionDevice, type DeviceDeps } from './device-transiti
 const adoptable = (hostId: string) =>
   and(eq(devices.status, 'active'), ne(devices.hostId, hostId), isNotNull(devices.browserLocation), deviceHostSilentFor(HOST_DEAD_MS))!;
 
-export interface AdoptionDeps extends DeviceDeps {
-  /** This process: the leases its runner holds are not a dead driver's. */
-  instanceId: string;
-}
-
 /**
  * Adopts, one transaction each, the devices of hosts silent for HOST_DEAD_MS whose
  * browser runs elsewhere: the row names this host (under its lock, re-checked, so two
- * live hosts never both take one), the pool joins the browser, and the task the dead
- * host drove is freed for this host's runner (a `driver_lost` step says so). A browser
+ * live hosts never both take one) and the pool joins the browser; the caller then frees
+ * the task the dead host drove for this host's runner (releaseLeasesOfDeadDriver). A browser
  * that cannot be joined (its keep-alive ran out) moves the device to `error`, whose task
  * then fails device_lost. Returns the ids adopted.
  */
-export async function adoptDevicesOfDeadHosts(deps: AdoptionDeps, limit: number): Promise<string[]> {
+export async function adoptDevicesOfDeadHosts(deps: DeviceDeps, limit: number): Promise<string[]> {
   if (limit <= 0) return [];
   const candidates = await deps.db.select({ id: devices.id }).from(devices).where(adoptable(deps.hostId)).limit(limit);
   const adopted: string[] = [];
@@ -57,7 +51,6 @@ export async function adoptDevicesOfDeadHosts(deps: AdoptionDeps, limit: number)
       const row = await lockDevice(tx, moved.id);
       if (row !== null && row.status === 'active' && row.hostId === deps.hostId) await openActivePeriod(tx, row, new Date());
     });
-    await releaseLeasesOfDeadDriver(deps.db, [moved.id], deps.instanceId);
     adopted.push(moved.id);
   }
   return adopted;
