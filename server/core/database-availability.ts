@@ -5,6 +5,11 @@ import type { Logger } from './log';
 // whole process: what waits for it wakes at most this long after it is back.
 const PROBE_INTERVAL_MS = 1_000;
 
+// A query begun during an outage may fail this long after the database came back (a
+// connection attempt gives up after db/client.ts's connect timeout): such an error is
+// first checked by a probe, so one outage is not reported as two.
+const SETTLING_MS = 3_000;
+
 /**
  * Whether this process can reach its database: the one notion every worker, run and probe
  * uses. An error that says the database is unreachable (database-unreachable.ts) marks it
@@ -20,6 +25,8 @@ export class DatabaseAvailability {
   #upSince = performance.now();
   #waiters = new Set<() => void>();
   #probeTimer: NodeJS.Timeout | null = null;
+  /** The probe that checks an error met while the database was settling; null when none runs. */
+  #confirming: Promise<void> | null = null;
   #closed = false;
 
   constructor(
@@ -47,12 +54,26 @@ export class DatabaseAvailability {
    */
   absorb(error: unknown): boolean {
     if (!isDatabaseUnreachable(error)) return false;
-    if (this.#downSince === null && !this.#closed) {
-      this.#downSince = performance.now();
-      this.log.error({ err: error }, 'database unreachable: requests answer 503 service_unavailable and workers wait until it is back');
-      this.#scheduleProbe();
+    if (this.#downSince !== null || this.#closed || this.#confirming !== null) return true;
+    if (this.reachableForMs() < SETTLING_MS) {
+      const metAt = performance.now();
+      this.#confirming = this.probe().then(
+        () => undefined,
+        () => this.#markDown(error, metAt),
+      ).finally(() => {
+        this.#confirming = null;
+      });
+    } else {
+      this.#markDown(error, performance.now());
     }
     return true;
+  }
+
+  #markDown(error: unknown, since: number): void {
+    if (this.#downSince !== null || this.#closed) return;
+    this.#downSince = since;
+    this.log.error({ err: error }, 'database unreachable: requests answer 503 service_unavailable and workers wait until it is back');
+    this.#scheduleProbe();
   }
 
   /** A worker's error handler: an unreachable database is noted here, anything else goes to `report`. */
@@ -63,8 +84,10 @@ export class DatabaseAvailability {
   }
 
   /** Resolves once the database answers (at once if it does), or when `signal` aborts or the process stops. */
-  whenReachable(signal?: AbortSignal): Promise<void> {
-    if (this.#downSince === null || this.#closed || signal?.aborted === true) return Promise.resolve();
+  async whenReachable(signal?: AbortSignal): Promise<void> {
+    // An error being checked: whether the database is down is known once its probe answers.
+    if (this.#confirming !== null) await this.#confirming;
+    if (this.#downSince === null || this.#closed || signal?.aborted === true) return;
     return new Promise((resolve) => {
       const done = () => {
         this.#waiters.delete(done);

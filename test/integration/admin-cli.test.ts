@@ -38,7 +38,8 @@ function json(output: { code: number; stdout: string }) {
   return JSON.parse(lines[0]!);
 }
 
-describe('npm run admin', () => {
+// Each test makes organizations of its own: they run at once, as their CLI processes may.
+describe.concurrent('npm run admin', () => {
   it('creates organizations, Spaces and keys, revokes keys, and prints one JSON object each', async () => {
     const acme = json(await admin('org:create', '--name', 'Acme', '--not-entitled', '--max-devices', '3', '--max-device-seconds', '600', '--escalation-url', 'https://example.test/hook'));
     // With an escalation URL, the secret its deliveries are signed with is shown this once.
@@ -116,7 +117,8 @@ describe('npm run admin', () => {
     const { org_id: otherOrg } = json(await admin('org:create', '--name', 'Third'));
     const { space_id: foreignSpace } = json(await admin('space:create', '--org', otherOrg, '--name', 's'));
     // The domain's refusals carry the error table's code; a command line the CLI cannot run has none.
-    for (const [args, refusal] of [
+    // Run at once: each is a process of its own, and none changes anything.
+    const refusals = [
       [['nope'], undefined],
       [['key:create', '--org', orgId, '--scopes', 'operator:everything'], 'invalid_request'],
       [['key:create', '--org', '00000000-0000-4000-8000-000000000000', '--scopes', 'operator:devices:read'], 'organization_not_found'],
@@ -128,8 +130,10 @@ describe('npm run admin', () => {
       [['space:create', '--org', orgId], undefined],
       [['org:rotate-escalation-secret', '--org', orgId], 'no_escalation_url'],
       [['org:rotate-escalation-secret', '--org', '00000000-0000-4000-8000-000000000000'], 'organization_not_found'],
-    ] as const) {
-      const result = await admin(...args);
+    ] as const;
+    const results = await Promise.all(refusals.map(([args]) => admin(...args)));
+    for (const [index, [args, refusal]] of refusals.entries()) {
+      const result = results[index]!;
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: '' });
       expect(JSON.parse(result.stderr.trim())).toEqual({ error: expect.any(String), ...(refusal === undefined ? {} : { code: refusal }) });
     }

@@ -74,6 +74,12 @@ interface CdpSession {
   expires_at: string;
 }
 
+/**
+ * Long enough for a connection's recording to get its first screencast frame on a loaded
+ * two-core machine (a recording without one is marked failed, and has no video).
+ */
+const recordedAWhile = () => new Promise((resolve) => setTimeout(resolve, 2_000));
+
 async function openCdp(device: string, call: ApiCall = api, body: Record<string, unknown> = {}): Promise<CdpSession> {
   const created = await call('POST', `/v1/devices/${device}/cdp`, body);
   expect(created.status).toBe(201);
@@ -584,25 +590,26 @@ describe('recordings of CDP sessions', () => {
   it('stores the recording when the connection ends by DELETE, by deleting the device, and at a graceful stop', async () => {
     const deleted = await openCdp(await devices.create(tenant.spaceId));
     const deletedClient = await rawClient(reachable(deleted));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await recordedAWhile();
     expect((await api('DELETE', `/v1/cdp_sessions/${deleted.id}`)).status).toBe(204);
     await deletedClient.closed;
 
     const deviceGone = await devices.create(tenant.spaceId);
     const goneSession = await openCdp(deviceGone);
     const goneClient = await rawClient(reachable(goneSession));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await recordedAWhile();
     expect((await api('DELETE', `/v1/devices/${deviceGone}`)).status).toBe(202);
     await goneClient.closed;
 
     const stopped = await openCdp(await devices.create(tenant.spaceId));
     const stoppedClient = await rawClient(reachable(stopped));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await recordedAWhile();
     await test.restart();
     await stoppedClient.closed;
 
     for (const ended of [deleted, goneSession, stopped]) {
-      const deadline = Date.now() + 20_000;
+      // Encoding and storing waits its turn behind the other test files' browsers.
+      const deadline = Date.now() + 40_000;
       let video = await fetchBytes(`/v1/cdp_sessions/${ended.id}/recording`);
       while (video.status === 404 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 200));

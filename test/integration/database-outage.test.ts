@@ -228,8 +228,8 @@ describe('a 10-second PostgreSQL outage', () => {
     // Said once each, however many ticks, runs and requests met the outage.
     for (const service of services) {
       const said = messages(service);
-      expect(said.filter((msg) => msg.startsWith('database unreachable'))).toHaveLength(1);
-      expect(said.filter((msg) => msg === 'database reachable again')).toHaveLength(1);
+      expect(said.filter((msg) => msg.startsWith('database unreachable')), service.lines.join('\n')).toHaveLength(1);
+      expect(said.filter((msg) => msg === 'database reachable again'), service.lines.join('\n')).toHaveLength(1);
       expect(said.filter((msg) => /failed$|threw/.test(msg))).toEqual([]);
     }
   }, 120_000);

@@ -68,8 +68,8 @@ describe('the task lease', () => {
     expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
     expect(await taskPageIncarnation(database.db, task.id, 'service-a', 'incarnation-1')).toBe('incarnation-1');
 
-    // A is cut off past its lease (a partition): B takes the task over, and from then on
-    // nothing A does counts, however late it comes.
+    // A is cut off past its lease (a partition): B takes the task over, saying so with a
+    // driver_lost step, and from then on nothing A does counts, however late it comes.
     await sleep(LEASE_MS + 100);
     const [claimedByB] = await claimTasks(database.db, HOST, 'service-b', 60_000, 10, [task.deviceId]);
     expect(claimedByB?.id).toBe(task.id);
@@ -79,7 +79,10 @@ describe('the task lease', () => {
     // The page B continues on is the one the task built, as recorded by A's run.
     expect(await taskPageIncarnation(database.db, task.id, 'service-b', 'incarnation-2')).toBe('incarnation-1');
     const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
+    // usage.steps counts the run's own steps, not the service's observations.
     expect(row).toMatchObject({ status: 'running', leaseOwner: 'service-b', stepCount: 1 });
+    const actions = await database.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${task.id} order by seq`;
+    expect(actions.map((step) => step.action)).toEqual(['click "x"', 'driver_lost']);
   });
 
   it('hands a run over with a handed_over step, for the next service of the host to claim at once', async () => {

@@ -21,7 +21,7 @@ function devicesOnHost(db: Db, hostId: string) {
 /**
  * Leases up to `limit` running tasks whose device's browser runs on this host
  * (devices.host_id, and `runningDeviceIds`: the pool's), and that nobody drives: never claimed, handed over by a stopping
- * service, or whose driver died (its lease ran out). Only this host's pool can drive
+ * service, or whose driver died (its lease ran out: a `driver_lost` step says so). Only this host's pool can drive
  * them, and its browsers outlive a service process, so a task whose driver died
  * continues here on the page it built (the run checks the browser's incarnation).
  */
@@ -29,12 +29,16 @@ export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs:
   // Only tasks whose browser this host's pool already runs: one still starting (a device
   // being adopted or re-attached) is claimed once it runs, not failed for lack of it.
   if (limit <= 0 || runningDeviceIds.length === 0) return [];
+  const onThisHost = and(inArray(tasks.deviceId, [...runningDeviceIds]), inArray(tasks.deviceId, devicesOnHost(db, hostId)));
+  // A lease that ran out was its driver's last word: the timeline says so before the
+  // task continues here (the same step as when a start or an adoption frees it sooner).
+  await releaseLeases(db, and(onThisHost, lt(tasks.leaseExpiresAt, dbNow())), owner);
   return taskLease
     .claim(db, {
       owner,
       leaseMs,
       limit,
-      due: and(eq(tasks.status, 'running'), inArray(tasks.deviceId, [...runningDeviceIds]), inArray(tasks.deviceId, devicesOnHost(db, hostId))),
+      due: and(eq(tasks.status, 'running'), onThisHost),
       orderBy: asc(tasks.createdAt),
       set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() },
     })
@@ -71,11 +75,16 @@ export async function handOverTask(db: Db, taskId: string, owner: string): Promi
  * (one process per data directory, held by a file lock, so the holder is dead), and when
  * a live host adopts a dead host's devices. Returns the ids of the tasks freed.
  */
-export async function releaseLeasesOfDeadDriver(db: Db, deviceIds: SQLWrapper | string[], exceptOwner: string): Promise<string[]> {
+export function releaseLeasesOfDeadDriver(db: Db, deviceIds: SQLWrapper | string[], exceptOwner: string): Promise<string[]> {
+  return releaseLeases(db, inArray(tasks.deviceId, deviceIds), exceptOwner);
+}
+
+/** Frees the leases of the running tasks `which` selects that another owner than `exceptOwner` holds, with a `driver_lost` step each. */
+async function releaseLeases(db: Db, which: SQL | undefined, exceptOwner: string): Promise<string[]> {
   const held = await db
     .select({ id: tasks.id })
     .from(tasks)
-    .where(and(eq(tasks.status, 'running'), isNotNull(tasks.leaseOwner), ne(tasks.leaseOwner, exceptOwner), inArray(tasks.deviceId, deviceIds)));
+    .where(and(eq(tasks.status, 'running'), isNotNull(tasks.leaseOwner), ne(tasks.leaseOwner, exceptOwner), which));
   const freed: string[] = [];
   for (const { id } of held) {
     const released = await db.transaction(async (tx) => {
