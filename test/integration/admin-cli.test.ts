@@ -38,8 +38,7 @@ function json(output: { code: number; stdout: string }) {
   return JSON.parse(lines[0]!);
 }
 
-// Each test makes organizations of its own: they run at once, as their CLI processes may.
-describe.concurrent('npm run admin', () => {
+describe('npm run admin', () => {
   it('creates organizations, Spaces and keys, revokes keys, and prints one JSON object each', async () => {
     const acme = json(await admin('org:create', '--name', 'Acme', '--not-entitled', '--max-devices', '3', '--max-device-seconds', '600', '--escalation-url', 'https://example.test/hook'));
     // With an escalation URL, the secret its deliveries are signed with is shown this once.
@@ -137,5 +136,5 @@ describe.concurrent('npm run admin', () => {
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: '' });
       expect(JSON.parse(result.stderr.trim())).toEqual({ error: expect.any(String), ...(refusal === undefined ? {} : { code: refusal }) });
     }
-  });
+  }, 120_000);
 });
