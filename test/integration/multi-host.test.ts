@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectDatabase, type Database } from '../../db/client';
 import { applyMigrations } from '../../db/migrate';
-import { devices } from '../../db/schema';
+import { devices, hosts } from '../../db/schema';
 import type { ConsoleAppRouter } from '../../server/console/console-router';
 import { parsePublicId } from '../../server/domain/ids';
+import { scopes } from '../../server/domain/keys/scopes';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startBrowserlessServer, type BrowserlessServer } from '../support/browserless-server';
 import { startHostProcess, type HostProcess } from '../support/host-process';
@@ -21,7 +22,6 @@ import { startS3Server } from '../support/s3-server';
 import { freePort } from '../support/service-process';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
-import { allScopes } from '../support/test-service';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 // Two instances (A, B) on hosts of their own, browserless, PostgreSQL and S3 (s3rver) on
@@ -48,11 +48,17 @@ let db: Database;
 let spaceId: string;
 let orgId: string;
 let key: string;
-let a: { host: HostProcess; api: ApiCall };
-let b: { host: HostProcess; api: ApiCall };
+interface Instance {
+  host: HostProcess;
+  api: ApiCall;
+  /** Its host id, as devices.host_id names it. */
+  hostId: string;
+}
+let a: Instance;
+let b: Instance;
 const dataDirs: string[] = [];
 
-async function startInstance(host: NetworkHost): Promise<{ host: HostProcess; api: ApiCall }> {
+async function startInstance(host: NetworkHost): Promise<Instance> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-multi-host-'));
   dataDirs.push(dataDir);
   const port = await freePort();
@@ -77,7 +83,8 @@ async function startInstance(host: NetworkHost): Promise<{ host: HostProcess; ap
       OPERATOR_BROWSER_KEEP_SECS: '40',
     },
   });
-  return { host: started, api: apiClient(started.url, key) };
+  const [registered] = await db.db.select({ hostId: hosts.hostId }).from(hosts).where(eq(hosts.internalUrl, `http://${host.address}:${port}`));
+  return { host: started, api: apiClient(started.url, key), hostId: registered!.hostId };
 }
 
 describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavailable === null ? '' : ` (skipped: ${unavailable})`}`, () => {
@@ -118,12 +125,13 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
   });
 
   async function newKey(): Promise<string> {
-    return (await createApiKey(db.db, { orgId, scopes: [...allScopes], spaceIds: [], env: 'test' })).key;
+    return (await createApiKey(db.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' })).key;
   }
 
   async function deviceOnA(): Promise<string> {
     const created = await a.api('POST', '/v1/devices', { space_id: spaceId });
     expect(created.status).toBe(201);
+    expect(await hostOf(created.body.id)).toBe(a.hostId);
     return created.body.id;
   }
 
@@ -235,7 +243,6 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
   // Last: it kills A.
   it("has B adopt a killed A's devices within 30 s and finish the task on the same page", async () => {
     const device = await deviceOnA();
-    const hostA = await hostOf(device);
     const running = await a.api('POST', `/v1/devices/${device}/tasks`, {
       prompt: `go to ${pages.url('/gated?name=adoption')} then type "kept-state" into "#field" then wait for "Gate open" then return the text of "#echo"`,
     });
@@ -248,7 +255,7 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
 
     await a.host.stop('SIGKILL');
     const killedAt = Date.now();
-    while ((await hostOf(device)) === hostA) {
+    while ((await hostOf(device)) !== b.hostId) {
       if (Date.now() - killedAt > 30_000) throw new Error('the device was not adopted within 30 s');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
