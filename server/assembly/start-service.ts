@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
 import { createMcpHandler } from '../mcp/mcp-route';
+import { listeningUrl } from './listening-url';
 import { newRequestId } from './v1-handler';
 import { taskEventsRoute } from '../api/tasks/stream-task-events';
 import { taskRecordingRoute } from '../api/tasks/get-task-recording';
@@ -264,7 +265,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     server.listen(config.http.port, config.http.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
-  const url = `http://${address.family === 'IPv6' ? '[::1]' : '127.0.0.1'}:${address.port}`;
+  const url = listeningUrl(address);
   await registerHost(services.db, services.hostId, config.http.internalUrl ?? url);
   for (const worker of workers) worker.start();
   ready = true;

@@ -1,5 +1,5 @@
 // A real browserless 2.x server (the @browserless.io/browserless dev dependency) on
-// 127.0.0.1, driving Debian's Chromium, for the tests of the browserless provider.
+// 127.0.0.1, or on a host of test/support/network-hosts.ts, driving Debian's Chromium, for the tests of the browserless provider.
 // Nothing is downloaded: browserless looks for Chromium where playwright-core would have
 // installed it, so that path, under a private PLAYWRIGHT_BROWSERS_PATH, is a symlink to
 // Debian's binary.
@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { NetworkHost } from './network-hosts';
 
 /** Debian's Chromium binary itself (/usr/bin/chromium is a wrapper script around it). */
 const DEBIAN_CHROMIUM_BINARY = '/usr/lib/chromium/chromium';
@@ -21,10 +22,12 @@ export interface BrowserlessServerOptions {
   concurrent: number;
   /** Connections it holds waiting for a free browser (QUEUED); 0 refuses them at once. */
   queued?: number;
+  /** Runs it (and its Chromium) inside this host, listening on the host's address. */
+  host?: NetworkHost;
 }
 
 export interface BrowserlessServer {
-  /** ws://127.0.0.1:<port>/?token=<token>: what BROWSERLESS_URL is set to. */
+  /** ws://<address>:<port>/?token=<token> (127.0.0.1, or the host's): what BROWSERLESS_URL is set to. */
   url: string;
   /** Where browserless makes each connection's temporary profile. */
   dataDir: string;
@@ -53,7 +56,9 @@ export async function startBrowserlessServer(options: BrowserlessServerOptions):
 
   const port = await freePort();
   const token = `test-${Math.random().toString(36).slice(2)}`;
-  const child = spawn(process.execPath, [path.join(packageDir, 'build', 'index.js')], {
+  const address = options.host?.address ?? '127.0.0.1';
+  const start = options.host?.spawn.bind(options.host) ?? spawn;
+  const child = start(process.execPath, [path.join(packageDir, 'build', 'index.js')], {
     // It reads playwright-core's browsers.json relative to the working directory.
     cwd: packageDir,
     detached: true,
@@ -62,7 +67,7 @@ export async function startBrowserlessServer(options: BrowserlessServerOptions):
       NODE_ENV: 'production',
       PATH: process.env.PATH,
       HOME: root,
-      HOST: '127.0.0.1',
+      HOST: address,
       PORT: String(port),
       TOKEN: token,
       CONCURRENT: String(options.concurrent),
@@ -93,12 +98,12 @@ export async function startBrowserlessServer(options: BrowserlessServerOptions):
   };
 
   try {
-    await waitUntilServing(`http://127.0.0.1:${port}/pressure?token=${token}`, exited, output);
+    await waitUntilServing(`http://${address}:${port}/pressure?token=${token}`, exited, output);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url: `ws://127.0.0.1:${port}/?token=${token}`, dataDir, stop };
+  return { url: `ws://${address}:${port}/?token=${token}`, dataDir, stop };
 }
 
 /** Where browserless's own playwright-core expects Chromium under `browsersDir`. */

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { NetworkHost } from './network-hosts';
 import { PROJECT_ROOT } from './service-process';
 
 export interface HostProcessOptions {
@@ -8,6 +9,8 @@ export interface HostProcessOptions {
   port: number;
   /** More environment, e.g. short leases or the browserless provider. */
   env?: Record<string, string>;
+  /** Runs it inside this host (test/support/network-hosts.ts), listening on the host's address; by default on 127.0.0.1 here. */
+  host?: NetworkHost;
 }
 
 /** One run of the real service (server/main.ts) on a data directory, as a process a test may signal or kill. */
@@ -25,12 +28,14 @@ export interface HostProcess {
  * runs.
  */
 export async function startHostProcess(options: HostProcessOptions): Promise<HostProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const address = options.host?.address ?? '127.0.0.1';
+  const start = options.host?.spawn.bind(options.host) ?? spawn;
+  const child: ChildProcess = start(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
       PORT: String(options.port),
-      HOST: '127.0.0.1',
+      HOST: address,
       DATABASE_URL: options.databaseUrl,
       OPERATOR_DATA_DIR: options.dataDir,
       OPERATOR_SERVE_CONSOLE: 'false',
@@ -43,7 +48,7 @@ export async function startHostProcess(options: HostProcessOptions): Promise<Hos
     },
     stdio: ['ignore', process.env.TEST_SERVICE_LOG_LEVEL === undefined ? 'ignore' : 'inherit', 'inherit'],
   });
-  const url = `http://127.0.0.1:${options.port}`;
+  const url = `http://${address}:${options.port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before it was ready`);

@@ -1,9 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Pages for task tests, served on 127.0.0.1 (also reachable as localhost, another host to the allow-list). */
+/**
+ * Pages for task tests, served on 127.0.0.1 (also reachable as localhost, another host to
+ * the allow-list), or on `address` (the runner's on a network of network-hosts.ts, for
+ * browsers on other hosts).
+ */
 export interface TaskPages {
-  url(pathname: string, host?: '127.0.0.1' | 'localhost'): string;
+  /** On the address served; `host` names it otherwise (localhost for 127.0.0.1). */
+  url(pathname: string, host?: string): string;
   /**
    * Opens the gate `name`: the page `/gated?name=<name>` (the echo field of `/echo`) shows
    * "Gate open" once it is, so a task can be made to wait for the test.
@@ -16,7 +21,7 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
-export async function startTaskPages(): Promise<TaskPages> {
+export async function startTaskPages(address = '127.0.0.1'): Promise<TaskPages> {
   const openGates = new Set<string>();
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
@@ -79,10 +84,10 @@ export async function startTaskPages(): Promise<TaskPages> {
       response.writeHead(404).end('<title>Not found</title>');
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: (pathname, host = '127.0.0.1') => `http://${host}:${port}${pathname}`,
+    url: (pathname, host = address) => `http://${host}:${port}${pathname}`,
     openGate: (name) => openGates.add(name),
     close: () =>
       new Promise<void>((resolve) => {

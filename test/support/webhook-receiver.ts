@@ -19,11 +19,13 @@ export interface WebhookReceiver {
 }
 
 /**
- * A real HTTP receiver on 127.0.0.1 and a kernel-picked port. `answer` decides each reply
- * from the request's index; it may also leave the response open.
+ * A real HTTP receiver on 127.0.0.1 (or `address`, e.g. the runner's on a network of
+ * network-hosts.ts) and a kernel-picked port. `answer` decides each reply from the
+ * request's index; it may also leave the response open.
  */
 export async function startWebhookReceiver(
   answer: (res: http.ServerResponse, index: number, delivery: ReceivedDelivery) => void = (res) => res.writeHead(200).end(),
+  address = '127.0.0.1',
 ): Promise<WebhookReceiver> {
   const received: ReceivedDelivery[] = [];
   const waiters: Array<() => void> = [];
@@ -37,10 +39,10 @@ export async function startWebhookReceiver(
       waiters.splice(0).forEach((notify) => notify());
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://${address}:${port}/hook`,
     received,
     async waitFor(count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

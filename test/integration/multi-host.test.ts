@@ -1,0 +1,279 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTRPCClient, httpLink } from '@trpc/client';
+import { eq } from 'drizzle-orm';
+import puppeteer from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { connectDatabase, type Database } from '../../db/client';
+import { applyMigrations } from '../../db/migrate';
+import { devices, hosts } from '../../db/schema';
+import type { ConsoleAppRouter } from '../../server/console/console-router';
+import { parsePublicId } from '../../server/domain/ids';
+import { scopes } from '../../server/domain/keys/scopes';
+import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
+import { startBrowserlessServer, type BrowserlessServer } from '../support/browserless-server';
+import { startHostProcess, type HostProcess } from '../support/host-process';
+import { apiClient, type ApiCall } from '../support/http';
+import { createHostNetwork, networkNamespacesUnavailable, type HostNetwork, type NetworkHost } from '../support/network-hosts';
+import { startOwnedPostgres, type OwnedPostgres } from '../support/owned-postgres';
+import { startS3Server } from '../support/s3-server';
+import { freePort } from '../support/service-process';
+import { readStream, waitForTaskEnd } from '../support/task-helpers';
+import { startTaskPages, type TaskPages } from '../support/task-pages';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+
+// Two instances (A, B) on hosts of their own, browserless, PostgreSQL and S3 (s3rver) on
+// three more, the task pages and the escalation receiver on the runner's address: every
+// path between instances, and from an instance to the browser, goes over a network
+// between separate loopbacks, so nothing works only because the other end is on
+// 127.0.0.1. Each test proves one path: live view and CDP relayed from B to A's device,
+// A's recording and screenshots served by B, a rate limit spent through A refused by B,
+// an answer link delivered by A answered through B, and A killed with its devices adopted
+// by B. One harness for the file.
+
+const unavailable = await networkNamespacesUnavailable();
+
+/** 5 s windows of 100 requests: a poll at 10/s stays under it, a burst through A spends it. */
+const RATE_LIMIT = { perSecond: 20, burst: 100 };
+
+let network: HostNetwork;
+let postgresServer: OwnedPostgres;
+let s3: Awaited<ReturnType<typeof startS3Server>>;
+let browserless: BrowserlessServer;
+let pages: TaskPages;
+let receiver: WebhookReceiver;
+let db: Database;
+let spaceId: string;
+let orgId: string;
+let key: string;
+interface Instance {
+  host: HostProcess;
+  api: ApiCall;
+  /** Its host id, as devices.host_id names it. */
+  hostId: string;
+}
+let a: Instance;
+let b: Instance;
+const dataDirs: string[] = [];
+
+async function startInstance(host: NetworkHost): Promise<Instance> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-multi-host-'));
+  dataDirs.push(dataDir);
+  const port = await freePort();
+  const started = await startHostProcess({
+    host,
+    databaseUrl: postgresServer.url,
+    dataDir,
+    port,
+    env: {
+      OPERATOR_BROWSER: 'browserless',
+      BROWSERLESS_URL: browserless.url,
+      OPERATOR_INTERNAL_URL: `http://${host.address}:${port}`,
+      OPERATOR_STORAGE_URL: s3.storageUrl('operator'),
+      OPERATOR_RATE_LIMIT_STORE: 'postgres',
+      OPERATOR_RATE_LIMIT_PER_SEC: String(RATE_LIMIT.perSecond),
+      OPERATOR_RATE_LIMIT_BURST: String(RATE_LIMIT.burst),
+      // The pages are on the runner's private address.
+      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      OPERATOR_TASK_LEASE_SECS: '3',
+      // Long enough for B to join A's browsers once A is killed, short enough that nothing
+      // of A outlives the file (the namespaces' removal kills the rest).
+      OPERATOR_BROWSER_KEEP_SECS: '40',
+    },
+  });
+  const [registered] = await db.db.select({ hostId: hosts.hostId }).from(hosts).where(eq(hosts.internalUrl, `http://${host.address}:${port}`));
+  return { host: started, api: apiClient(started.url, key), hostId: registered!.hostId };
+}
+
+describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavailable === null ? '' : ` (skipped: ${unavailable})`}`, () => {
+  beforeAll(async () => {
+    network = await createHostNetwork();
+    const [postgresHost, s3Host, browserlessHost, hostA, hostB] = [
+      await network.addHost('postgres'),
+      await network.addHost('s3'),
+      await network.addHost('browserless'),
+      await network.addHost('a'),
+      await network.addHost('b'),
+    ];
+    [postgresServer, s3, browserless, pages, receiver] = await Promise.all([
+      startOwnedPostgres({ host: postgresHost }),
+      startS3Server('artifacts', { host: s3Host }),
+      startBrowserlessServer({ concurrent: 4, queued: 0, host: browserlessHost }),
+      startTaskPages(network.runnerAddress),
+      startWebhookReceiver(undefined, network.runnerAddress),
+    ]);
+    db = connectDatabase(postgresServer.url, 2);
+    await applyMigrations(db);
+    ({ org_id: orgId } = await createOrganization(db.db, { name: 'Hosts', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: receiver.url }));
+    ({ space_id: spaceId } = await createSpace(db.db, orgId, 'default'));
+    key = await newKey();
+    [a, b] = await Promise.all([startInstance(hostA!), startInstance(hostB!)]);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const instance of [a, b]) await instance?.host.stop('SIGINT');
+    await browserless?.stop();
+    await db?.close();
+    await postgresServer?.remove();
+    await s3?.close();
+    await receiver?.close();
+    await pages?.close();
+    await network?.remove();
+    for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function newKey(): Promise<string> {
+    return (await createApiKey(db.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' })).key;
+  }
+
+  async function deviceOnA(): Promise<string> {
+    const created = await a.api('POST', '/v1/devices', { space_id: spaceId });
+    expect(created.status).toBe(201);
+    expect(await hostOf(created.body.id)).toBe(a.hostId);
+    return created.body.id;
+  }
+
+  it('relays a live view through B to the device A holds: frames arrive', async () => {
+    const device = await deviceOnA();
+    const session = (await a.api('POST', `/v1/devices/${device}/sessions`, {})).body;
+    const socket = new WebSocket(`${b.host.url.replace('http', 'ws')}${new URL(session.ws_url).pathname}`, ['svc.operator.v1', `svc.token.${session.session_token}`]);
+    try {
+      const types: string[] = [];
+      await new Promise<void>((resolve, reject) => {
+        socket.on('message', (data) => {
+          types.push(JSON.parse(data.toString()).type);
+          if (types.includes('frame')) resolve();
+        });
+        socket.on('unexpected-response', (_request, response) => reject(new Error(`refused with ${response.statusCode}`)));
+        socket.on('error', reject);
+        setTimeout(() => reject(new Error(`no frame within 20 s (got ${types.join(', ')})`)), 20_000);
+      });
+      expect(types[0]).toBe('ready');
+    } finally {
+      socket.close();
+      await a.api('DELETE', `/v1/devices/${device}`);
+    }
+  });
+
+  it("drives A's device with a CDP client connected through B", async () => {
+    const device = await deviceOnA();
+    const session = (await a.api('POST', `/v1/devices/${device}/cdp`, {})).body;
+    const cdpUrl = new URL(session.cdp_url);
+    const browser = await puppeteer.connect({ browserWSEndpoint: `${b.host.url.replace('http', 'ws')}${cdpUrl.pathname}${cdpUrl.search}`, defaultViewport: null });
+    try {
+      const page = await browser.newPage();
+      await page.goto(pages.url('/plain'));
+      expect(await page.title()).toBe('Plain');
+    } finally {
+      await browser.disconnect();
+      await a.api('DELETE', `/v1/cdp_sessions/${session.id}`);
+      await a.api('DELETE', `/v1/devices/${device}`);
+    }
+  });
+
+  it("serves through B the recording and screenshots of a task run on A's device", async () => {
+    const device = await deviceOnA();
+    const submitted = await a.api('POST', `/v1/devices/${device}/tasks`, {
+      prompt: `go to ${pages.url('/late?ms=800')} then wait for "Arrived at last" then return the title`,
+    });
+    expect(submitted.status).toBe(202);
+    expect(await waitForTaskEnd(a.api, submitted.body.id)).toMatchObject({ status: 'succeeded', result: 'Late' });
+
+    const read = async (base: string, route: string) => {
+      const response = await fetch(`${base}${route}`, { headers: { Authorization: `Bearer ${key}` } });
+      return { status: response.status, type: response.headers.get('content-type'), bytes: Buffer.from(await response.arrayBuffer()) };
+    };
+    const recording = `/v1/tasks/${submitted.body.id}/recording`;
+    const [onA, onB] = [await read(a.host.url, recording), await read(b.host.url, recording)];
+    expect([onA.status, onB.status, onB.type]).toEqual([200, 200, 'video/mp4']);
+    expect(onB.bytes.equals(onA.bytes)).toBe(true);
+
+    const steps = (await readStream(`${b.host.url}/v1/tasks/${submitted.body.id}/events`, key)).frames.filter((frame) => frame.event === 'step');
+    expect(steps.length).toBeGreaterThan(0);
+    const { seq } = JSON.parse(steps[0]!.data!);
+    const screenshot = await read(b.host.url, `/v1/tasks/${submitted.body.id}/steps/${seq}/screenshot`);
+    expect(screenshot.status).toBe(200);
+    expect(screenshot.bytes.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    await a.api('DELETE', `/v1/devices/${device}`);
+  });
+
+  it('refuses through B a key that spent its rate limit through A', async () => {
+    const spender = await newKey();
+    const [throughA, throughB] = [apiClient(a.host.url, spender), apiClient(b.host.url, spender)];
+    // The whole burst at once, in a few rounds, until A refuses.
+    let refusedByA = false;
+    for (let round = 0; round < 5 && !refusedByA; round += 1) {
+      const statuses = await Promise.all(Array.from({ length: RATE_LIMIT.burst / 2 }, async () => (await throughA('GET', '/v1/whoami')).status));
+      refusedByA = statuses.includes(429);
+    }
+    expect(refusedByA).toBe(true);
+    const refused = await throughB('GET', '/v1/whoami');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('answers through B the answer link A delivered, and A finishes the task', async () => {
+    const device = await deviceOnA();
+    const before = receiver.received.length;
+    const submitted = await a.api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/echo')} then ask a human "Your name?" then return the title` });
+    expect(submitted.status).toBe(202);
+    await waitForTaskEnd(a.api, submitted.body.id, 30_000, ['needs_human']);
+    const [received] = (await receiver.waitFor(before + 1, 20_000)).slice(before);
+    const delivery = JSON.parse(received!.rawBody.toString('utf8'));
+    const escalationId: string = delivery.escalation.id;
+    const secret = new URL(delivery.answer_url).hash.slice(1);
+
+    const access = { token: null as string | null };
+    const page = createTRPCClient<ConsoleAppRouter>({
+      links: [
+        httpLink({
+          url: `${b.host.url}/console/api`,
+          headers: () => ({ 'x-svc-console': '1', ...(access.token === null ? {} : { 'x-svc-answer-access': access.token }) }),
+        }),
+      ],
+    });
+    access.token = (await page.openAnswerLink.mutate({ escalation_id: escalationId, secret })).access_token;
+    expect(await page.answerLinkAnswer.mutate({ escalation_id: escalationId, answer: 'Ada', cleared: true })).toMatchObject({ applied: true, status: 'resolved' });
+    expect(await waitForTaskEnd(a.api, submitted.body.id, 30_000)).toMatchObject({ status: 'succeeded', result: 'Echo' });
+    await a.api('DELETE', `/v1/devices/${device}`);
+  });
+
+  // Last: it kills A.
+  it("has B adopt a killed A's devices within 30 s and finish the task on the same page", async () => {
+    const device = await deviceOnA();
+    const running = await a.api('POST', `/v1/devices/${device}/tasks`, {
+      prompt: `go to ${pages.url('/gated?name=adoption')} then type "kept-state" into "#field" then wait for "Gate open" then return the text of "#echo"`,
+    });
+    expect(running.status).toBe(202);
+    const typedBy = Date.now() + 30_000;
+    while (!(await stepActions(running.body.id)).some((action) => action.startsWith('type'))) {
+      if (Date.now() > typedBy) throw new Error('the task never typed');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+
+    await a.host.stop('SIGKILL');
+    const killedAt = Date.now();
+    while ((await hostOf(device)) !== b.hostId) {
+      if (Date.now() - killedAt > 30_000) throw new Error('the device was not adopted within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // The page asks the runner whether its gate is open: it still runs, and what was typed
+    // into it is what the task returns.
+    pages.openGate('adoption');
+    expect(await waitForTaskEnd(b.api, running.body.id, 60_000)).toMatchObject({ status: 'succeeded', result: 'kept-state' });
+    expect(await stepActions(running.body.id)).toContain('driver_lost');
+    await b.api('DELETE', `/v1/devices/${device}`);
+  }, 120_000);
+});
+
+async function hostOf(deviceId: string): Promise<string | null> {
+  const [row] = await db.db.select({ hostId: devices.hostId }).from(devices).where(eq(devices.id, parsePublicId('device', deviceId)!));
+  return row?.hostId ?? null;
+}
+
+async function stepActions(taskId: string): Promise<string[]> {
+  const rows = await db.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${parsePublicId('task', taskId)!} order by seq`;
+  return rows.map((row) => row.action);
+}
