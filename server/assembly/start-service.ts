@@ -54,7 +54,7 @@ import { DatabaseAvailability } from '../core/database-availability';
 import { startConsole } from './next-console';
 import type { FileLock } from '../os/file-lock';
 import type { Services } from '../services/services';
-import { isLocalEndpoint } from '../browser';
+import { remoteBrowserEgress } from '../browser';
 import { EgressPolicy } from '../net/egress-policy';
 import { EgressProxy } from '../net/egress-proxy';
 import { loadEgressPort, saveEgressPort } from '../net/egress-port';
@@ -112,20 +112,19 @@ export async function startService(config: Config, options: StartOptions = {}): 
 
 async function startOnDataDirectory(config: Config, dataDirectory: FileLock, options: StartOptions): Promise<RunningService> {
   const log = createLogger(config.logLevel, options.logDestination);
+  // Before anything starts: a deployment that would leave devices' egress unenforced is refused.
+  const egress = remoteBrowserEgress(config.browser, config.egress.enforcedElsewhere);
+  if (egress.warning !== null) log.warn(egress.warning);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), { preferredPort: await loadEgressPort(config.dataDir) });
   await saveEgressPort(config.dataDir, egressProxy.port);
-  const browserlessElsewhere = config.browser.kind === 'browserless' && !isLocalEndpoint(config.browser.browserlessUrl ?? '');
-  if (browserlessElsewhere) {
-    log.warn('the browserless endpoint is on another machine: its deployment must enforce the device egress policy (docs/api.md, "Device egress")');
-  }
   const browserProvider = createBrowserProvider({
     kind: config.browser.kind,
     chromiumPath: config.browser.chromiumPath,
     browserlessUrl: config.browser.browserlessUrl,
     dataDir: config.dataDir,
-    egress: browserlessElsewhere ? null : egressProxy,
+    egress: egress.throughProxy ? egressProxy : null,
     deviceStates: deviceStateStore(database.db),
     browserUsers: config.browser.users,
     allowUnsandboxed: config.browser.allowUnsandboxed,

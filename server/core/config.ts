@@ -93,6 +93,10 @@ const EnvSchema = z.object({
   OPERATOR_TASK_WORKERS: positiveInt(10),
 
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv,
+  // With browserless on another machine, whose browsers this service cannot send through
+  // its egress proxy: true says the operator enforces the egress policy there; without it
+  // the service refuses to start (server/browser/remote-browser-egress.ts).
+  OPERATOR_EGRESS_ENFORCED_ELSEWHERE: booleanFromEnv,
   // Exact address:port pairs devices may reach whatever the egress policy says; for tests
   // that serve one page on loopback while the rest of loopback stays closed.
   OPERATOR_TEST_ALLOW_DESTINATIONS: csv(''),
@@ -223,6 +227,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     egress: {
       allowPrivate: e.OPERATOR_ALLOW_PRIVATE_DESTINATIONS,
       testAllowed: e.OPERATOR_TEST_ALLOW_DESTINATIONS,
+      /** A remote browserless deployment enforces the policy itself (its own firewall). */
+      enforcedElsewhere: e.OPERATOR_EGRESS_ENFORCED_ELSEWHERE,
     },
     regions: e.OPERATOR_REGIONS,
     agent: {

@@ -39,6 +39,8 @@ const unavailable = await networkNamespacesUnavailable();
 const RATE_LIMIT = { perSecond: 20, burst: 100 };
 
 let network: HostNetwork;
+/** Instance A's host, where another instance may be tried too. */
+let hostA: NetworkHost;
 let postgresServer: OwnedPostgres;
 let s3: Awaited<ReturnType<typeof startS3Server>>;
 let browserless: BrowserlessServer;
@@ -58,7 +60,7 @@ let a: Instance;
 let b: Instance;
 const dataDirs: string[] = [];
 
-async function startInstance(host: NetworkHost): Promise<Instance> {
+async function startInstance(host: NetworkHost, env: Record<string, string> = {}): Promise<Instance> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-multi-host-'));
   dataDirs.push(dataDir);
   const port = await freePort();
@@ -81,6 +83,10 @@ async function startInstance(host: NetworkHost): Promise<Instance> {
       // Long enough for B to join A's browsers once A is killed, short enough that nothing
       // of A outlives the file (the namespaces' removal kills the rest).
       OPERATOR_BROWSER_KEEP_SECS: '40',
+      // This service cannot send a remote browser through its egress proxy (yet): the
+      // operator takes it on, as the switch says.
+      OPERATOR_EGRESS_ENFORCED_ELSEWHERE: 'true',
+      ...env,
     },
   });
   const [registered] = await db.db.select({ hostId: hosts.hostId }).from(hosts).where(eq(hosts.internalUrl, `http://${host.address}:${port}`));
@@ -90,13 +96,11 @@ async function startInstance(host: NetworkHost): Promise<Instance> {
 describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavailable === null ? '' : ` (skipped: ${unavailable})`}`, () => {
   beforeAll(async () => {
     network = await createHostNetwork();
-    const [postgresHost, s3Host, browserlessHost, hostA, hostB] = [
-      await network.addHost('postgres'),
-      await network.addHost('s3'),
-      await network.addHost('browserless'),
-      await network.addHost('a'),
-      await network.addHost('b'),
-    ];
+    const postgresHost = await network.addHost('postgres');
+    const s3Host = await network.addHost('s3');
+    const browserlessHost = await network.addHost('browserless');
+    hostA = await network.addHost('a');
+    const hostB = await network.addHost('b');
     [postgresServer, s3, browserless, pages, receiver] = await Promise.all([
       startOwnedPostgres({ host: postgresHost }),
       startS3Server('artifacts', { host: s3Host }),
@@ -109,7 +113,7 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     ({ org_id: orgId } = await createOrganization(db.db, { name: 'Hosts', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: receiver.url }));
     ({ space_id: spaceId } = await createSpace(db.db, orgId, 'default'));
     key = await newKey();
-    [a, b] = await Promise.all([startInstance(hostA!), startInstance(hostB!)]);
+    [a, b] = await Promise.all([startInstance(hostA), startInstance(hostB)]);
   }, 120_000);
 
   afterAll(async () => {
@@ -134,6 +138,12 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     expect(await hostOf(created.body.id)).toBe(a.hostId);
     return created.body.id;
   }
+
+  it('refuses to start with browserless on another host unless the operator enforces egress there', async () => {
+    // A remote browser cannot use this service's egress proxy: its pages would reach the
+    // browser host's loopback and the private network. Refused, saying why, not warned.
+    await expect(startInstance(hostA, { OPERATOR_EGRESS_ENFORCED_ELSEWHERE: 'false' })).rejects.toThrow(/exited with 1 before it was ready: .*OPERATOR_EGRESS_ENFORCED_ELSEWHERE=true/s);
+  });
 
   it('relays a live view through B to the device A holds: frames arrive', async () => {
     const device = await deviceOnA();

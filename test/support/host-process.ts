@@ -46,12 +46,18 @@ export async function startHostProcess(options: HostProcessOptions): Promise<Hos
       OPERATOR_RATE_LIMIT_BURST: '2000',
       ...options.env,
     },
-    stdio: ['ignore', process.env.TEST_SERVICE_LOG_LEVEL === undefined ? 'ignore' : 'inherit', 'inherit'],
+    stdio: ['ignore', process.env.TEST_SERVICE_LOG_LEVEL === undefined ? 'ignore' : 'inherit', 'pipe'],
+  });
+  // Passed on as it comes, and its end kept for the error of a service that would not start.
+  let stderrTail = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    stderrTail = (stderrTail + chunk.toString()).slice(-2_000);
   });
   const url = `http://${address}:${options.port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before it was ready`);
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before it was ready: ${stderrTail.trim()}`);
     const ready = await fetch(`${url}/readyz`).then((response) => response.ok, () => false);
     if (ready) break;
     if (Date.now() > deadline) {
