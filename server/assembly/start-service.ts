@@ -54,9 +54,10 @@ import { DatabaseAvailability } from '../core/database-availability';
 import { startConsole } from './next-console';
 import type { FileLock } from '../os/file-lock';
 import type { Services } from '../services/services';
-import { remoteBrowserEgress } from '../browser';
+import { planBrowserEgress } from '../browser';
 import { EgressPolicy } from '../net/egress-policy';
 import { EgressProxy } from '../net/egress-proxy';
+import { EgressCredentials } from '../net/egress-credentials';
 import { loadEgressPort, saveEgressPort } from '../net/egress-port';
 
 /**
@@ -113,11 +114,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
 async function startOnDataDirectory(config: Config, dataDirectory: FileLock, options: StartOptions): Promise<RunningService> {
   const log = createLogger(config.logLevel, options.logDestination);
   // Before anything starts: a deployment that would leave devices' egress unenforced is refused.
-  const egress = remoteBrowserEgress(config.browser, config.egress.enforcedElsewhere);
+  const egress = planBrowserEgress(config.browser, { proxyHost: config.egress.proxyHost, internalUrl: config.http.internalUrl, enforcedElsewhere: config.egress.enforcedElsewhere });
   if (egress.warning !== null) log.warn(egress.warning);
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
-  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), { preferredPort: await loadEgressPort(config.dataDir) });
+  const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), {
+    host: egress.proxyHost,
+    credentials: egress.perDeviceCredentials ? await EgressCredentials.load(config.dataDir) : undefined,
+    preferredPort: await loadEgressPort(config.dataDir),
+  });
   await saveEgressPort(config.dataDir, egressProxy.port);
   const browserProvider = createBrowserProvider({
     kind: config.browser.kind,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
+import { giveEgressCredential } from './egress-credential.js';
 import { deviceContextOptions, deviceEndpoint, httpUrl, isSharedBrowserEndpoint, readRemoteCapacity } from './browserless-endpoint.js';
 import { captureDeviceState, restoreDeviceState, VisitedOrigins, type DeviceStateStore } from './device-state.js';
 import { KeeperConnection, liveKeepers } from './keeper-connection.js';
@@ -148,7 +149,9 @@ export class BrowserlessProvider implements BrowserProvider {
       origins = new VisitedOrigins(await restoreDeviceState(context, await this.options.deviceStates.load(deviceId)));
       origins.watch(context);
       // The device's page exists from the start: browserless lists a browser's id only with its pages.
-      if ((await context.pages()).length === 0) await context.newPage();
+      const page = (await context.pages())[0] ?? (await context.newPage());
+      const credentials = this.options.egress?.credentialsFor(deviceId) ?? null;
+      if (credentials !== null) await giveEgressCredential(page, credentials);
       const browserId = trackingId === null ? null : await findRemoteBrowserId(endpoint, trackingId);
       connection.remember(browserId, context.id ?? null);
       location = browserId === null || context.id === undefined ? null : remoteLocation({ browserId, contextId: context.id, incarnation: connection.identity.incarnation });

@@ -8,6 +8,6 @@ export {
   type BrowserPoolOptions,
 } from './pool.js';
 export { findChromium, killOrphans } from './chromium-process.js';
-export { remoteBrowserEgress } from './remote-browser-egress.js';
+export { planBrowserEgress } from './remote-browser-egress.js';
 export type { DeviceState, DeviceStateStore } from './device-state.js';
 export { normalizeDomainEntry } from './domain-allowlist.js';

@@ -1,27 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { EgressUnenforceableError, remoteBrowserEgress } from './remote-browser-egress.js';
+import { EgressUnenforceableError, planBrowserEgress } from './remote-browser-egress.js';
 
-describe('remoteBrowserEgress', () => {
-  it('sends local Chromium and a browserless on this machine through the egress proxy', () => {
-    expect(remoteBrowserEgress({ kind: 'local', browserlessUrl: null }, false)).toEqual({ throughProxy: true, warning: null });
+const none = { proxyHost: null, internalUrl: null, enforcedElsewhere: false };
+const remote = { kind: 'browserless' as const, browserlessUrl: 'ws://10.0.0.7:3000/?token=secret-token' };
+
+describe('planBrowserEgress', () => {
+  it('sends local Chromium and a browserless on this machine through the proxy on loopback, asking no credential', () => {
+    const onLoopback = { proxyHost: '127.0.0.1', throughProxy: true, perDeviceCredentials: false, warning: null };
+    expect(planBrowserEgress({ kind: 'local', browserlessUrl: null }, { ...none, internalUrl: 'http://10.0.0.2:3000' })).toEqual(onLoopback);
     for (const url of ['ws://127.0.0.1:3000/?token=t', 'ws://localhost:3000', 'ws://[::1]:3000/chromium']) {
-      expect(remoteBrowserEgress({ kind: 'browserless', browserlessUrl: url }, false)).toEqual({ throughProxy: true, warning: null });
+      expect(planBrowserEgress({ kind: 'browserless', browserlessUrl: url }, none)).toEqual(onLoopback);
     }
   });
 
-  it('refuses a browserless on another machine, naming the switch, unless the operator enforces egress there', () => {
-    const remote = { kind: 'browserless' as const, browserlessUrl: 'ws://10.0.0.7:3000/?token=secret-token' };
-    let refusal: unknown;
-    try {
-      remoteBrowserEgress(remote, false);
-    } catch (error) {
-      refusal = error;
+  it('sends a remote browserless through the proxy on the internal address, a credential per device', () => {
+    const internal = { throughProxy: true, perDeviceCredentials: true, warning: null };
+    expect(planBrowserEgress(remote, { ...none, internalUrl: 'http://10.0.0.2:3000' })).toEqual({ proxyHost: '10.0.0.2', ...internal });
+    expect(planBrowserEgress(remote, { ...none, internalUrl: 'http://[fd00::2]:3000' })).toEqual({ proxyHost: 'fd00::2', ...internal });
+    expect(planBrowserEgress(remote, { ...none, proxyHost: '10.0.0.9', internalUrl: 'http://10.0.0.2:3000' })).toEqual({ proxyHost: '10.0.0.9', ...internal });
+  });
+
+  it('refuses a remote browserless with no internal address (loopback is none), naming the settings, unless the operator enforces egress there', () => {
+    for (const settings of [none, { ...none, internalUrl: 'http://127.0.0.1:3000' }]) {
+      let refusal: unknown;
+      try {
+        planBrowserEgress(remote, settings);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(EgressUnenforceableError);
+      expect((refusal as Error).message).toMatch(/OPERATOR_EGRESS_PROXY_HOST.*OPERATOR_EGRESS_ENFORCED_ELSEWHERE=true/);
+      expect((refusal as Error).message).not.toContain('secret-token');
     }
-    expect(refusal).toBeInstanceOf(EgressUnenforceableError);
-    expect((refusal as Error).message).toContain('OPERATOR_EGRESS_ENFORCED_ELSEWHERE=true');
-    expect((refusal as Error).message).not.toContain('secret-token');
-    const allowed = remoteBrowserEgress(remote, true);
-    expect(allowed.throughProxy).toBe(false);
+    const allowed = planBrowserEgress(remote, { ...none, enforcedElsewhere: true });
+    expect(allowed).toMatchObject({ throughProxy: false, perDeviceCredentials: false });
     expect(allowed.warning).toMatch(/another machine.*must enforce the device egress policy/);
   });
 });

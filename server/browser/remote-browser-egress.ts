@@ -3,25 +3,61 @@ import { isLocalEndpoint } from './browserless-endpoint.js';
 /** The service cannot hold remote browsers to the device egress policy, and nobody said anything else does. */
 export class EgressUnenforceableError extends Error {}
 
+/** How the devices' browsers are held to the egress policy, decided once at start. */
+export interface BrowserEgressPlan {
+  /** Where the egress proxy listens; the browsers dial it there. */
+  proxyHost: string;
+  /** Whether the browsers go through the proxy (false: the operator enforces egress elsewhere). */
+  throughProxy: boolean;
+  /** Whether each device must prove itself to the proxy: it listens on a network other hosts reach. */
+  perDeviceCredentials: boolean;
+  /** A line for the log at start, or null. */
+  warning: string | null;
+}
+
+export interface EgressSettings {
+  /** OPERATOR_EGRESS_PROXY_HOST: where remote browsers reach the proxy; null to take OPERATOR_INTERNAL_URL's host. */
+  proxyHost: string | null;
+  /** OPERATOR_INTERNAL_URL. */
+  internalUrl: string | null;
+  /** OPERATOR_EGRESS_ENFORCED_ELSEWHERE. */
+  enforcedElsewhere: boolean;
+}
+
+const LOOPBACK = '127.0.0.1';
+
 /**
- * Whether the devices' browsers reach the network through this service's egress proxy,
- * decided once at start. Local Chromium and a browserless on this machine do. A browserless
- * on another machine cannot: the proxy listens on this machine's loopback. Running devices
- * there anyway would let their pages reach that machine's loopback, the private network
- * and metadata addresses, so the service refuses to start, unless the operator says the
- * browserless deployment enforces the policy itself (`enforcedElsewhere`); then a warning
- * is returned for the log.
+ * Local Chromium and a browserless on this machine reach the proxy on loopback. A
+ * browserless on other hosts reaches it on the internal network (OPERATOR_EGRESS_PROXY_HOST,
+ * or OPERATOR_INTERNAL_URL's host), each device with a credential of its own
+ * (net/egress-credentials.ts). With no such address, running devices there would let their
+ * pages reach that host's loopback, the private network and metadata addresses: the
+ * service refuses to start, unless the operator says the browserless deployment enforces
+ * the policy itself (`enforcedElsewhere`).
  */
-export function remoteBrowserEgress(browser: { kind: 'local' | 'browserless'; browserlessUrl: string | null }, enforcedElsewhere: boolean): { throughProxy: boolean; warning: string | null } {
-  if (browser.kind === 'local' || isLocalEndpoint(browser.browserlessUrl ?? '')) return { throughProxy: true, warning: null };
-  if (!enforcedElsewhere) {
+export function planBrowserEgress(browser: { kind: 'local' | 'browserless'; browserlessUrl: string | null }, settings: EgressSettings): BrowserEgressPlan {
+  if (browser.kind === 'local' || isLocalEndpoint(browser.browserlessUrl ?? '')) {
+    return { proxyHost: LOOPBACK, throughProxy: true, perDeviceCredentials: false, warning: null };
+  }
+  const internalHost = settings.proxyHost ?? internalHostOf(settings.internalUrl);
+  if (internalHost !== null) return { proxyHost: internalHost, throughProxy: true, perDeviceCredentials: true, warning: null };
+  if (!settings.enforcedElsewhere) {
     throw new EgressUnenforceableError(
-      'BROWSERLESS_URL is on another machine, whose browsers cannot use this service\'s egress proxy: their pages could reach that machine\'s loopback, your private network and metadata addresses. ' +
-        'Run browserless on this machine, or set OPERATOR_EGRESS_ENFORCED_ELSEWHERE=true once that deployment enforces the device egress policy itself (docs/architecture.md, "Egress, when browserless runs on other machines").',
+      "BROWSERLESS_URL is on another machine, and this service has no internal address its browsers could reach its egress proxy at: their pages could reach that machine's loopback, your private network and metadata addresses. " +
+        'Set OPERATOR_EGRESS_PROXY_HOST (or OPERATOR_INTERNAL_URL) to an address of this machine the browserless hosts reach, or OPERATOR_EGRESS_ENFORCED_ELSEWHERE=true once that deployment enforces the device egress policy itself (docs/architecture.md, "Egress, when browserless runs on other machines").',
     );
   }
   return {
+    proxyHost: LOOPBACK,
     throughProxy: false,
+    perDeviceCredentials: false,
     warning: 'the browserless endpoint is on another machine and OPERATOR_EGRESS_ENFORCED_ELSEWHERE=true: its deployment must enforce the device egress policy (docs/architecture.md, "Egress, when browserless runs on other machines")',
   };
+}
+
+/** The host of the internal URL, unless it is loopback, which no other machine reaches. */
+function internalHostOf(internalUrl: string | null): string | null {
+  if (internalUrl === null || !URL.canParse(internalUrl) || isLocalEndpoint(internalUrl)) return null;
+  // Bare, as listen() takes it: an IPv6 address without its URL brackets.
+  return new URL(internalUrl).hostname.replace(/^\[(.*)\]$/, '$1');
 }

@@ -45,8 +45,10 @@ export type ActionErrorCode =
  * a destination, so a failed navigation is reported as blocked rather than as broken.
  */
 export interface EgressGate {
-  /** `http://127.0.0.1:<port>`, for --proxy-server. */
+  /** `http://<address>:<port>`, for --proxy-server or a browser context's proxy. */
   readonly url: string;
+  /** The credential a device's browser must prove itself with; null when none is asked (a proxy on loopback). */
+  credentialsFor(deviceId: string): { username: string; password: string } | null;
   refusedSince(url: string, sinceMs: number): boolean;
 }
 

@@ -97,6 +97,8 @@ const EnvSchema = z.object({
   // its egress proxy: true says the operator enforces the egress policy there; without it
   // the service refuses to start (server/browser/remote-browser-egress.ts).
   OPERATOR_EGRESS_ENFORCED_ELSEWHERE: booleanFromEnv,
+  // Where browsers on other hosts reach the egress proxy; unset: OPERATOR_INTERNAL_URL's host.
+  OPERATOR_EGRESS_PROXY_HOST: optionalString,
   // Exact address:port pairs devices may reach whatever the egress policy says; for tests
   // that serve one page on loopback while the rest of loopback stays closed.
   OPERATOR_TEST_ALLOW_DESTINATIONS: csv(''),
@@ -229,6 +231,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       testAllowed: e.OPERATOR_TEST_ALLOW_DESTINATIONS,
       /** A remote browserless deployment enforces the policy itself (its own firewall). */
       enforcedElsewhere: e.OPERATOR_EGRESS_ENFORCED_ELSEWHERE,
+      /** Where browsers on other hosts reach the proxy (an address of this machine); null: the internal URL's host. */
+      proxyHost: e.OPERATOR_EGRESS_PROXY_HOST,
     },
     regions: e.OPERATOR_REGIONS,
     agent: {

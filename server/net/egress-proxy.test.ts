@@ -2,7 +2,11 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy, type EgressPolicyOptions } from './egress-policy';
-import { EGRESS_REFUSAL_HEADER, EgressProxy } from './egress-proxy';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { EgressCredentials } from './egress-credentials';
+import { EGRESS_CREDENTIAL_CHECK_URL, EGRESS_REFUSAL_HEADER, EgressProxy, type EgressProxyOptions } from './egress-proxy';
 
 // The proxy on real sockets: a loopback origin stands for a private service, and the
 // policy decides whether the proxy reaches it.
@@ -28,8 +32,8 @@ afterEach(async () => {
   hits = 0;
 });
 
-async function startProxy(options: Partial<EgressPolicyOptions> = {}): Promise<EgressProxy> {
-  proxy = await EgressProxy.start(new EgressPolicy({ allowPrivate: false, ownAddresses: () => [], ...options }));
+async function startProxy(options: Partial<EgressPolicyOptions> = {}, proxyOptions: EgressProxyOptions = {}): Promise<EgressProxy> {
+  proxy = await EgressProxy.start(new EgressPolicy({ allowPrivate: false, ownAddresses: () => [], ...options }), proxyOptions);
   return proxy;
 }
 
@@ -39,9 +43,9 @@ function proxyAddress(p: EgressProxy): { host: string; port: number } {
 }
 
 /** A plain-HTTP request in absolute form, as a browser sends it to a proxy. */
-function proxiedGet(p: EgressProxy, target: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+function proxiedGet(p: EgressProxy, target: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ ...proxyAddress(p), path: target, headers: { Host: new URL(target).host } }, (res) => {
+    const req = request({ ...proxyAddress(p), path: target, headers: { Host: new URL(target).host, ...headers } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
@@ -53,9 +57,9 @@ function proxiedGet(p: EgressProxy, target: string): Promise<{ status: number; h
 }
 
 /** Opens a CONNECT tunnel and, when it is granted, sends one GET through it. */
-function tunnelGet(p: EgressProxy, authority: string): Promise<{ status: number; marker?: string; body?: string }> {
+function tunnelGet(p: EgressProxy, authority: string, headers: Record<string, string> = {}): Promise<{ status: number; marker?: string; body?: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ ...proxyAddress(p), method: 'CONNECT', path: authority });
+    const req = request({ ...proxyAddress(p), method: 'CONNECT', path: authority, headers });
     req.on('connect', (res, socket) => {
       const marker = res.headers[EGRESS_REFUSAL_HEADER.toLowerCase()] as string | undefined;
       if (res.statusCode !== 200) {
@@ -147,5 +151,44 @@ describe('EgressProxy', () => {
       req.end();
     });
     expect(answer).toBe(400);
+  });
+});
+
+describe('EgressProxy on a network, asking each device its credential', () => {
+  const deviceId = '3f2b8c1e-9d4a-4e6b-8f0c-1a2b3c4d5e6f';
+  const basic = (user: string, password: string) => ({ 'Proxy-Authorization': `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+
+  it('admits only a device with its own credential, on requests and tunnels alike, and keeps the key across starts', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'egress-credentials-'));
+    try {
+      const credentials = await EgressCredentials.load(dataDir);
+      expect((await stat(path.join(dataDir, 'egress-key'))).mode & 0o777).toBe(0o600);
+      const p = await startProxy({ allowPrivate: true }, { credentials });
+      const target = `http://127.0.0.1:${originPort}/page`;
+      const own = credentials.for(deviceId);
+      const other = credentials.for('00000000-0000-4000-8000-000000000000');
+      for (const headers of [{}, basic(deviceId, 'guess'), basic(deviceId, other.password), basic('not-a-device', own.password), { 'Proxy-Authorization': 'Bearer x' }]) {
+        const refused = await proxiedGet(p, target, headers);
+        expect(refused.status).toBe(407);
+        expect(refused.headers['proxy-authenticate']).toBe('Basic realm="device egress"');
+        expect((await tunnelGet(p, `127.0.0.1:${originPort}`, headers)).status).toBe(407);
+      }
+      expect(hits).toBe(0);
+      const admitted = basic(own.username, own.password);
+      expect(await proxiedGet(p, target, admitted)).toMatchObject({ status: 200, body: 'hello /page' });
+      expect(await tunnelGet(p, `127.0.0.1:${originPort}`, admitted)).toMatchObject({ status: 200 });
+      expect((await proxiedGet(p, EGRESS_CREDENTIAL_CHECK_URL, admitted)).status).toBe(204);
+      expect((await proxiedGet(p, EGRESS_CREDENTIAL_CHECK_URL)).status).toBe(407);
+      // A restart on the same data directory admits the browsers it kept.
+      expect((await EgressCredentials.load(dataDir)).for(deviceId)).toEqual(own);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('asks nothing on loopback, where only this machine reaches it', async () => {
+    const p = await startProxy({ allowPrivate: true });
+    expect(p.credentialsFor(deviceId)).toBeNull();
+    expect((await proxiedGet(p, `http://127.0.0.1:${originPort}/open`)).status).toBe(200);
   });
 });

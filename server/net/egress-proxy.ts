@@ -1,11 +1,17 @@
 import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { EgressCredentials, ProxyCredentials } from './egress-credentials';
 import type { EgressPolicy } from './egress-policy';
 
 export interface EgressProxyOptions {
-  /** Interface to listen on; only processes on this machine (the devices' browsers) use it. */
+  /**
+   * Interface to listen on: loopback (the default) when the devices' browsers run on this
+   * machine, an internal address when they run on other hosts (then with `credentials`).
+   */
   host?: string;
+  /** When set, every request must carry a device's credential (407 otherwise). */
+  credentials?: EgressCredentials;
   /**
    * The port to listen on when it is free, else any: the port of the previous start, so
    * browsers kept across a restart (told this address at launch) keep their egress.
@@ -18,6 +24,14 @@ export interface EgressProxyOptions {
 
 /** Header on every refusal, so a refusal is told apart from a failing site in a capture. */
 export const EGRESS_REFUSAL_HEADER = 'X-Operator-Egress';
+
+/**
+ * A host nothing resolves (RFC 6761's `.invalid`) that the proxy answers itself, 204, once
+ * the request carries a device's credential: a browser context asks it first, so that its
+ * credential is cached and sent with every later request (browserless-provider.ts).
+ */
+export const EGRESS_CREDENTIAL_CHECK_URL = 'http://egress-credential-check.operator.invalid/';
+const CREDENTIAL_CHECK_HOST = new URL(EGRESS_CREDENTIAL_CHECK_URL).hostname;
 
 /** How long a refusal is remembered for the page driver to attribute a failed navigation. */
 const REFUSAL_MEMORY_MS = 60_000;
@@ -41,6 +55,7 @@ export class EgressProxy {
   private readonly sockets = new Set<Socket | Duplex>();
   private readonly maxConnections: number;
   private readonly connectTimeoutMs: number;
+  private readonly credentials: EgressCredentials | null;
 
   private constructor(
     private readonly server: Server,
@@ -49,6 +64,7 @@ export class EgressProxy {
   ) {
     this.maxConnections = options.maxConnections ?? 2_048;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.credentials = options.credentials ?? null;
   }
 
   static async start(policy: EgressPolicy, options: EgressProxyOptions = {}): Promise<EgressProxy> {
@@ -85,6 +101,11 @@ export class EgressProxy {
     return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
   }
 
+  /** What the device's browser proves itself with; null when the proxy asks no credential (on loopback). */
+  credentialsFor(deviceId: string): ProxyCredentials | null {
+    return this.credentials?.for(deviceId) ?? null;
+  }
+
   /** Whether a connection to the host and port of `url` was refused at or after `sinceMs`. */
   refusedSince(url: string, sinceMs: number): boolean {
     const key = targetKeyOfUrl(url);
@@ -109,7 +130,7 @@ export class EgressProxy {
 
   /** CONNECT host:port — https, wss and anything else Chromium tunnels. */
   private async openTunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
-    const admitted = await this.admitRaw(client, parseAuthority(req.url ?? ''));
+    const admitted = await this.admitRaw(req, client, parseAuthority(req.url ?? ''));
     if (admitted === null) return;
     const upstream = this.connectUpstream(admitted.address, admitted.target.port, client);
     upstream.once('connect', () => {
@@ -122,10 +143,18 @@ export class EgressProxy {
 
   /** Absolute-form plain HTTP requests: GET http://host/path. */
   private async forwardRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.isDevice(req)) {
+      res.writeHead(407, { 'Proxy-Authenticate': PROXY_CHALLENGE, 'Content-Type': 'text/plain', Connection: 'close' }).end('Proxy Authentication Required');
+      return;
+    }
     const target = parseAbsoluteHttpUrl(req.url ?? '');
     if (target === null) {
       // Not a proxy request (e.g. a page fetching the proxy as an origin): nothing to serve.
       res.writeHead(400, { 'Content-Type': 'text/plain' }).end('Bad Request');
+      return;
+    }
+    if (target.hostname === CREDENTIAL_CHECK_HOST) {
+      res.writeHead(204).end();
       return;
     }
     const decision = await this.policy.check(target.hostname, target.port);
@@ -159,7 +188,7 @@ export class EgressProxy {
 
   /** Absolute-form requests asking to upgrade (WebSockets over plain HTTP proxies). */
   private async forwardUpgrade(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
-    const admitted = await this.admitRaw(client, parseAbsoluteHttpUrl(req.url ?? ''));
+    const admitted = await this.admitRaw(req, client, parseAbsoluteHttpUrl(req.url ?? ''));
     if (admitted === null) return;
     const upstream = this.connectUpstream(admitted.address, admitted.target.port, client);
     upstream.once('connect', () => {
@@ -177,11 +206,15 @@ export class EgressProxy {
 
   /**
    * Judges the target of a raw-socket request (a tunnel or an upgrade): the target with
-   * the address to connect to, or null once the client was answered 400 (unparsable) or
-   * 403 (refused).
+   * the address to connect to, or null once the client was answered 407 (no device's
+   * credential), 400 (unparsable) or 403 (refused).
    */
-  private async admitRaw<Target extends { hostname: string; port: number }>(client: Duplex, target: Target | null): Promise<{ target: Target; address: string } | null> {
+  private async admitRaw<Target extends { hostname: string; port: number }>(req: IncomingMessage, client: Duplex, target: Target | null): Promise<{ target: Target; address: string } | null> {
     client.on('error', () => client.destroy());
+    if (!this.isDevice(req)) {
+      client.end(`HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${PROXY_CHALLENGE}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      return null;
+    }
     if (target === null) {
       refuseRaw(client, 400, 'Bad Request');
       return null;
@@ -193,6 +226,11 @@ export class EgressProxy {
       return null;
     }
     return { target, address: decision.address.address };
+  }
+
+  /** Whether the request may use the proxy: any, on loopback; a device's credential, on a network. */
+  private isDevice(req: IncomingMessage): boolean {
+    return this.credentials === null || this.credentials.deviceOf(req.headers['proxy-authorization']) !== null;
   }
 
   private connectUpstream(address: string, port: number, client: Duplex): Socket {
@@ -222,6 +260,8 @@ export class EgressProxy {
     this.refusals.set(targetKey(hostname, port), now);
   }
 }
+
+const PROXY_CHALLENGE = 'Basic realm="device egress"';
 
 function refuseRaw(client: Duplex, status: 400 | 403 | 502, reason: string): void {
   const marker = status === 403 ? `${EGRESS_REFUSAL_HEADER}: destination_blocked\r\n` : '';
