@@ -1,18 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../db/client';
 import { applyMigrations } from '../../db/migrate';
-import { devices } from '../../db/schema';
-import { parsePublicId } from '../../server/domain/ids';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startBrowserlessServer, type BrowserlessServer } from '../support/browserless-server';
 import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient, type ApiCall } from '../support/http';
 import { freePort } from '../support/service-process';
-import { waitForTaskEnd } from '../support/task-helpers';
+import { deviceHostOf, stepActionsOf, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -78,15 +75,7 @@ async function startInstance(): Promise<{ host: HostProcess; api: ApiCall }> {
   return { host, api: apiClient(host.url, key) };
 }
 
-async function hostOf(deviceId: string): Promise<string | null> {
-  const [row] = await db.db.select({ hostId: devices.hostId }).from(devices).where(eq(devices.id, parsePublicId('device', deviceId)!));
-  return row?.hostId ?? null;
-}
 
-async function stepActions(taskId: string): Promise<string[]> {
-  const rows = await db.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${parsePublicId('task', taskId)!} order by seq`;
-  return rows.map((row) => row.action);
-}
 
 describe('two instances with browserless, one killed', () => {
   it('has the other adopt its devices within 30 s and finish their tasks on the same pages', async () => {
@@ -94,7 +83,7 @@ describe('two instances with browserless, one killed', () => {
     const b = await startInstance();
     const runningDevice = (await a.api('POST', '/v1/devices', { space_id: spaceId })).body;
     const parkedDevice = (await a.api('POST', '/v1/devices', { space_id: spaceId })).body;
-    const hostA = await hostOf(runningDevice.id);
+    const hostA = await deviceHostOf(db.db, runningDevice.id);
     const running = (
       await a.api('POST', `/v1/devices/${runningDevice.id}/tasks`, {
         // The gate opens by itself 25 s after the page loaded, after the adoption: the page
@@ -110,7 +99,7 @@ describe('two instances with browserless, one killed', () => {
     ).body;
     await waitForTaskEnd(a.api, parked.id, 30_000, ['needs_human']);
     const deadline = Date.now() + 30_000;
-    while (!(await stepActions(running.id)).some((action) => action.startsWith('type'))) {
+    while (!(await stepActionsOf(db.db, running.id)).some((action) => action.startsWith('type'))) {
       if (Date.now() > deadline) throw new Error('the running task never typed');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -121,7 +110,7 @@ describe('two instances with browserless, one killed', () => {
     const killedAt = Date.now();
     // B adopts both devices.
     for (;;) {
-      const [runningHost, parkedHost] = [await hostOf(runningDevice.id), await hostOf(parkedDevice.id)];
+      const [runningHost, parkedHost] = [await deviceHostOf(db.db, runningDevice.id), await deviceHostOf(db.db, parkedDevice.id)];
       if (runningHost !== hostA && parkedHost !== hostA) break;
       if (Date.now() - killedAt > 30_000) throw new Error('the devices were not adopted within 30 s');
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -129,7 +118,7 @@ describe('two instances with browserless, one killed', () => {
     expect(Date.now() - killedAt).toBeLessThan(30_000);
 
     expect(await waitForTaskEnd(b.api, running.id, 60_000)).toMatchObject({ status: 'succeeded', result: 'kept-state' });
-    expect(await stepActions(running.id)).toContain('driver_lost');
+    expect(await stepActionsOf(db.db, running.id)).toContain('driver_lost');
     const answered = await apiClient(b.host.url, escalation.token)('POST', `/v1/escalations/${escalation.escalation.id}/resolve`, { answer: 'yes' });
     expect(answered.body).toMatchObject({ applied: true });
     expect(await waitForTaskEnd(b.api, parked.id, 30_000)).toMatchObject({ status: 'succeeded', result: 'parked-state' });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectDatabase, type Database } from '../../db/client';
 import { applyMigrations } from '../../db/migrate';
-import { devices, hosts } from '../../db/schema';
+import { hosts } from '../../db/schema';
 import type { ConsoleAppRouter } from '../../server/console/console-router';
 import { parsePublicId } from '../../server/domain/ids';
 import { scopes } from '../../server/domain/keys/scopes';
@@ -20,7 +20,7 @@ import { createHostNetwork, networkNamespacesUnavailable, type HostNetwork, type
 import { startOwnedPostgres, type OwnedPostgres } from '../support/owned-postgres';
 import { startS3Server } from '../support/s3-server';
 import { freePort } from '../support/service-process';
-import { readStream, waitForTaskEnd } from '../support/task-helpers';
+import { deviceHostOf, readStream, stepActionsOf, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -171,7 +171,7 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
   async function deviceOnA(): Promise<string> {
     const created = await a.api('POST', '/v1/devices', { space_id: spaceId });
     expect(created.status).toBe(201);
-    expect(await hostOf(created.body.id)).toBe(a.hostId);
+    expect(await deviceHostOf(db.db, created.body.id)).toBe(a.hostId);
     return created.body.id;
   }
 
@@ -329,30 +329,22 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     });
     expect(running.status).toBe(202);
     const typedBy = Date.now() + 30_000;
-    while (!(await stepActions(running.body.id)).some((action) => action.startsWith('type'))) {
+    while (!(await stepActionsOf(db.db, running.body.id)).some((action) => action.startsWith('type'))) {
       if (Date.now() > typedBy) throw new Error('the task never typed');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
 
     await a.host.stop('SIGKILL');
     const killedAt = Date.now();
-    while ((await hostOf(device)) !== b.hostId) {
+    while ((await deviceHostOf(db.db, device)) !== b.hostId) {
       if (Date.now() - killedAt > 30_000) throw new Error('the device was not adopted within 30 s');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     // What was typed into the page is what the task returns: the same page, still running.
     expect(await waitForTaskEnd(b.api, running.body.id, 60_000)).toMatchObject({ status: 'succeeded', result: 'kept-state' });
-    expect(await stepActions(running.body.id)).toContain('driver_lost');
+    expect(await stepActionsOf(db.db, running.body.id)).toContain('driver_lost');
     await b.api('DELETE', `/v1/devices/${device}`);
   }, 120_000);
 });
 
-async function hostOf(deviceId: string): Promise<string | null> {
-  const [row] = await db.db.select({ hostId: devices.hostId }).from(devices).where(eq(devices.id, parsePublicId('device', deviceId)!));
-  return row?.hostId ?? null;
-}
 
-async function stepActions(taskId: string): Promise<string[]> {
-  const rows = await db.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${parsePublicId('task', taskId)!} order by seq`;
-  return rows.map((row) => row.action);
-}

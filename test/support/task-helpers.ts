@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { Db } from '../../db/client';
-import { devices, tasks } from '../../db/schema';
-import { inArray, isNotNull } from 'drizzle-orm';
+import { devices, tasks, taskSteps } from '../../db/schema';
+import { asc, eq, inArray, isNotNull } from 'drizzle-orm';
+import { parsePublicId } from '../../server/domain/ids';
 import type { ApiCall } from './http';
 
 const TERMINAL = ['succeeded', 'failed', 'canceled'];
@@ -69,4 +70,16 @@ export async function* textChunks(response: Response): AsyncGenerator<string> {
     if (done) return;
     yield decoder.decode(value, { stream: true });
   }
+}
+
+/** The host a device's browser runs on (devices.host_id), read from the database; `deviceId` as the API names it. */
+export async function deviceHostOf(db: Db, deviceId: string): Promise<string | null> {
+  const [row] = await db.select({ hostId: devices.hostId }).from(devices).where(eq(devices.id, parsePublicId('device', deviceId)!));
+  return row?.hostId ?? null;
+}
+
+/** The actions of a task's steps in order (a step without one as ''), read from the database; `taskId` as the API names it. */
+export async function stepActionsOf(db: Db, taskId: string): Promise<string[]> {
+  const rows = await db.select({ action: taskSteps.action }).from(taskSteps).where(eq(taskSteps.taskId, parsePublicId('task', taskId)!)).orderBy(asc(taskSteps.seq));
+  return rows.map((row) => row.action ?? '');
 }
