@@ -93,9 +93,9 @@ const EnvSchema = z.object({
   OPERATOR_TASK_WORKERS: positiveInt(10),
 
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv,
-  // With browserless on another machine, whose browsers this service cannot send through
-  // its egress proxy: true says the operator enforces the egress policy there; without it
-  // the service refuses to start (server/browser/remote-browser-egress.ts).
+  // With browserless on another machine and no internal address for the egress proxy
+  // (below): true says the operator enforces the egress policy there; without it the
+  // service refuses to start (server/browser/remote-browser-egress.ts).
   OPERATOR_EGRESS_ENFORCED_ELSEWHERE: booleanFromEnv,
   // Where browsers on other hosts reach the egress proxy; unset: OPERATOR_INTERNAL_URL's host.
   OPERATOR_EGRESS_PROXY_HOST: optionalString,
