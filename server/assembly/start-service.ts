@@ -57,7 +57,7 @@ import type { Services } from '../services/services';
 import { planBrowserEgress } from '../browser';
 import { EgressPolicy } from '../net/egress-policy';
 import { EgressProxy } from '../net/egress-proxy';
-import { EgressCredentials } from '../net/egress-credentials';
+import { EGRESS_CREDENTIAL_SECRET, EgressCredentials } from '../net/egress-credentials';
 import { loadEgressPort, saveEgressPort } from '../net/egress-port';
 
 /**
@@ -119,9 +119,11 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   let ready = false;
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), {
-    host: egress.proxyHost,
-    credentials: egress.perDeviceCredentials ? await EgressCredentials.load(config.dataDir) : undefined,
-    preferredPort: await loadEgressPort(config.dataDir),
+    host: egress.listenHost,
+    dialHost: egress.dialHost,
+    credentials: egress.perDeviceCredentials ? new EgressCredentials(await loadServiceSecret(database.db, EGRESS_CREDENTIAL_SECRET)) : undefined,
+    preferredPort: config.egress.proxyPort ?? (await loadEgressPort(config.dataDir)),
+    portRequired: config.egress.proxyPort !== null,
   });
   await saveEgressPort(config.dataDir, egressProxy.port);
   const browserProvider = createBrowserProvider({

@@ -97,8 +97,12 @@ const EnvSchema = z.object({
   // (below): true says the operator enforces the egress policy there; without it the
   // service refuses to start (server/browser/remote-browser-egress.ts).
   OPERATOR_EGRESS_ENFORCED_ELSEWHERE: booleanFromEnv,
-  // Where browsers on other hosts reach the egress proxy; unset: OPERATOR_INTERNAL_URL's host.
+  // Where browsers on other hosts reach the egress proxy: an address or a name (one that
+  // reaches every instance keeps an adopted device's network); unset: OPERATOR_INTERNAL_URL's host.
   OPERATOR_EGRESS_PROXY_HOST: optionalString,
+  // The egress proxy's port, the same on every instance when OPERATOR_EGRESS_PROXY_HOST
+  // names them all; unset: any free port, kept in the data directory across restarts.
+  OPERATOR_EGRESS_PROXY_PORT: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().min(1).max(65535).optional()),
   // Exact address:port pairs devices may reach whatever the egress policy says; for tests
   // that serve one page on loopback while the rest of loopback stays closed.
   OPERATOR_TEST_ALLOW_DESTINATIONS: csv(''),
@@ -231,8 +235,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       testAllowed: e.OPERATOR_TEST_ALLOW_DESTINATIONS,
       /** A remote browserless deployment enforces the policy itself (its own firewall). */
       enforcedElsewhere: e.OPERATOR_EGRESS_ENFORCED_ELSEWHERE,
-      /** Where browsers on other hosts reach the proxy (an address of this machine); null: the internal URL's host. */
+      /** Where browsers on other hosts reach the proxy (an address or a name); null: the internal URL's host. */
       proxyHost: e.OPERATOR_EGRESS_PROXY_HOST,
+      /** The proxy's fixed port; null: any, kept across restarts. */
+      proxyPort: e.OPERATOR_EGRESS_PROXY_PORT ?? null,
     },
     regions: e.OPERATOR_REGIONS,
     agent: {

@@ -1,15 +1,15 @@
 // Each device's browser proves to the egress proxy which device it is, when the proxy
 // listens on a network other machines reach (browserless on other hosts): a Basic
-// credential per device, `<device id>:<HMAC of the id>`, under a key kept in the data
-// directory so that browsers kept across a restart (whose contexts hold the credential)
-// are still admitted. Nothing without a device's credential may use the proxy.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+// credential per device, `<device id>:<HMAC of the id>`, under one key every instance on
+// the database shares (service_settings), so that any instance's proxy admits any device:
+// browsers kept across a restart, and devices adopted from a dead instance whose proxy
+// address (a name) now reaches another. Nothing without a device's credential may use the proxy.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
-const FILE = 'egress-key';
-const KEY_BYTES = 32;
 const DEVICE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Its name among the database's shared secrets. */
+export const EGRESS_CREDENTIAL_SECRET = 'egress_credential_key';
 
 export interface ProxyCredentials {
   username: string;
@@ -17,17 +17,8 @@ export interface ProxyCredentials {
 }
 
 export class EgressCredentials {
-  private constructor(private readonly key: Buffer) {}
-
-  /** The key of the data directory, made (0600) at its first start. */
-  static async load(dataDir: string): Promise<EgressCredentials> {
-    const file = path.join(dataDir, FILE);
-    const stored = await readFile(file, 'utf8').then((text) => text.trim(), () => null);
-    if (stored !== null && /^[0-9a-f]{64}$/.test(stored)) return new EgressCredentials(Buffer.from(stored, 'hex'));
-    const key = randomBytes(KEY_BYTES);
-    await writeFile(file, `${key.toString('hex')}\n`, { mode: 0o600 });
-    return new EgressCredentials(key);
-  }
+  /** `key`: the database's shared secret (loadServiceSecret). */
+  constructor(private readonly key: Buffer) {}
 
   for(deviceId: string): ProxyCredentials {
     return { username: deviceId, password: this.secretOf(deviceId) };

@@ -2,9 +2,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy, type EgressPolicyOptions } from './egress-policy';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { EgressCredentials } from './egress-credentials';
 import { EGRESS_CREDENTIAL_CHECK_URL, EGRESS_REFUSAL_HEADER, EgressProxy, type EgressProxyOptions } from './egress-proxy';
 
@@ -158,31 +156,36 @@ describe('EgressProxy on a network, asking each device its credential', () => {
   const deviceId = '3f2b8c1e-9d4a-4e6b-8f0c-1a2b3c4d5e6f';
   const basic = (user: string, password: string) => ({ 'Proxy-Authorization': `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 
-  it('admits only a device with its own credential, on requests and tunnels alike, and keeps the key across starts', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'egress-credentials-'));
+  it('admits only a device with its own credential, on requests and tunnels alike, under a key any instance may hold', async () => {
+    const key = randomBytes(32);
+    const credentials = new EgressCredentials(key);
+    const p = await startProxy({ allowPrivate: true }, { credentials });
+    const target = `http://127.0.0.1:${originPort}/page`;
+    const own = credentials.for(deviceId);
+    const other = credentials.for('00000000-0000-4000-8000-000000000000');
+    const otherKey = new EgressCredentials(randomBytes(32)).for(deviceId);
+    for (const headers of [{}, basic(deviceId, 'guess'), basic(deviceId, other.password), basic(deviceId, otherKey.password), basic('not-a-device', own.password), { 'Proxy-Authorization': 'Bearer x' }]) {
+      const refused = await proxiedGet(p, target, headers);
+      expect(refused.status).toBe(407);
+      expect(refused.headers['proxy-authenticate']).toBe('Basic realm="device egress"');
+      expect((await tunnelGet(p, `127.0.0.1:${originPort}`, headers)).status).toBe(407);
+    }
+    expect(hits).toBe(0);
+    // Another instance's proxy, under the same shared key, admits the same credential.
+    const admitted = basic(...(Object.values(new EgressCredentials(Buffer.from(key)).for(deviceId)) as [string, string]));
+    expect(await proxiedGet(p, target, admitted)).toMatchObject({ status: 200, body: 'hello /page' });
+    expect(await tunnelGet(p, `127.0.0.1:${originPort}`, admitted)).toMatchObject({ status: 200 });
+    expect((await proxiedGet(p, EGRESS_CREDENTIAL_CHECK_URL, admitted)).status).toBe(204);
+    expect((await proxiedGet(p, EGRESS_CREDENTIAL_CHECK_URL)).status).toBe(407);
+  });
+
+  it('tells browsers the name they dial, and holds a shared port or fails', async () => {
+    const first = await EgressProxy.start(new EgressPolicy({ allowPrivate: false, ownAddresses: () => [] }), { dialHost: 'egress.internal' });
     try {
-      const credentials = await EgressCredentials.load(dataDir);
-      expect((await stat(path.join(dataDir, 'egress-key'))).mode & 0o777).toBe(0o600);
-      const p = await startProxy({ allowPrivate: true }, { credentials });
-      const target = `http://127.0.0.1:${originPort}/page`;
-      const own = credentials.for(deviceId);
-      const other = credentials.for('00000000-0000-4000-8000-000000000000');
-      for (const headers of [{}, basic(deviceId, 'guess'), basic(deviceId, other.password), basic('not-a-device', own.password), { 'Proxy-Authorization': 'Bearer x' }]) {
-        const refused = await proxiedGet(p, target, headers);
-        expect(refused.status).toBe(407);
-        expect(refused.headers['proxy-authenticate']).toBe('Basic realm="device egress"');
-        expect((await tunnelGet(p, `127.0.0.1:${originPort}`, headers)).status).toBe(407);
-      }
-      expect(hits).toBe(0);
-      const admitted = basic(own.username, own.password);
-      expect(await proxiedGet(p, target, admitted)).toMatchObject({ status: 200, body: 'hello /page' });
-      expect(await tunnelGet(p, `127.0.0.1:${originPort}`, admitted)).toMatchObject({ status: 200 });
-      expect((await proxiedGet(p, EGRESS_CREDENTIAL_CHECK_URL, admitted)).status).toBe(204);
-      expect((await proxiedGet(p, EGRESS_CREDENTIAL_CHECK_URL)).status).toBe(407);
-      // A restart on the same data directory admits the browsers it kept.
-      expect((await EgressCredentials.load(dataDir)).for(deviceId)).toEqual(own);
+      expect(first.url).toBe(`http://egress.internal:${first.port}`);
+      await expect(EgressProxy.start(new EgressPolicy({ allowPrivate: false, ownAddresses: () => [] }), { preferredPort: first.port, portRequired: true })).rejects.toThrow(/EADDRINUSE/);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await first.close();
     }
   });
 

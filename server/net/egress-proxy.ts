@@ -12,6 +12,10 @@ export interface EgressProxyOptions {
   host?: string;
   /** When set, every request must carry a device's credential (407 otherwise). */
   credentials?: EgressCredentials;
+  /** What browsers dial, when not the listening address: a name that reaches it. */
+  dialHost?: string;
+  /** `preferredPort` or nothing: a port every instance shares must be had exactly. */
+  portRequired?: boolean;
   /**
    * The port to listen on when it is free, else any: the port of the previous start, so
    * browsers kept across a restart (told this address at launch) keep their egress.
@@ -56,6 +60,7 @@ export class EgressProxy {
   private readonly maxConnections: number;
   private readonly connectTimeoutMs: number;
   private readonly credentials: EgressCredentials | null;
+  private readonly dialHost: string | null;
 
   private constructor(
     private readonly server: Server,
@@ -65,6 +70,7 @@ export class EgressProxy {
     this.maxConnections = options.maxConnections ?? 2_048;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.credentials = options.credentials ?? null;
+    this.dialHost = options.dialHost ?? null;
   }
 
   static async start(policy: EgressPolicy, options: EgressProxyOptions = {}): Promise<EgressProxy> {
@@ -85,7 +91,7 @@ export class EgressProxy {
     try {
       await listen(options.preferredPort ?? 0);
     } catch (error) {
-      if (options.preferredPort == null || !(error instanceof Error && 'code' in error && error.code === 'EADDRINUSE')) throw error;
+      if (options.preferredPort == null || options.portRequired === true || !(error instanceof Error && 'code' in error && error.code === 'EADDRINUSE')) throw error;
       await listen(0);
     }
     return proxy;
@@ -95,10 +101,11 @@ export class EgressProxy {
     return (this.server.address() as AddressInfo).port;
   }
 
-  /** The proxy's address as Chromium's --proxy-server takes it. */
+  /** The proxy's address as Chromium's --proxy-server and a browser context take it. */
   get url(): string {
     const { address, port } = this.server.address() as AddressInfo;
-    return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+    const host = this.dialHost ?? address;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   }
 
   /** What the device's browser proves itself with; null when the proxy asks no credential (on loopback). */

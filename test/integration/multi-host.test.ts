@@ -16,7 +16,7 @@ import { createApiKey, createOrganization, createSpace } from '../../server/doma
 import { startBrowserlessServer, type BrowserlessServer } from '../support/browserless-server';
 import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient, type ApiCall } from '../support/http';
-import { createHostNetwork, networkNamespacesUnavailable, type HostNetwork, type NetworkHost } from '../support/network-hosts';
+import { createHostNetwork, networkNamespacesUnavailable, startNameServer, type HostNetwork, type HostScript, type NetworkHost } from '../support/network-hosts';
 import { startOwnedPostgres, type OwnedPostgres } from '../support/owned-postgres';
 import { startS3Server } from '../support/s3-server';
 import { freePort } from '../support/service-process';
@@ -35,7 +35,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 // instance's egress proxy on that instance's internal address, admitted by its device's
 // credential, so its pages reach neither the browser host's loopback, nor the service
 // host's address, nor metadata; nothing else on the network may use the proxy. Instances
-// refuse to start where no such address exists. One harness for the file.
+// refuse to start where no such address exists. A's and B's proxies share a name in the
+// zone of the test's name server, so A's devices keep their network once B adopted them.
+// One harness for the file.
 
 const unavailable = await networkNamespacesUnavailable();
 
@@ -48,6 +50,9 @@ let hostA: NetworkHost;
 /** The host of an instance with the default egress policy. */
 let hostC: NetworkHost;
 let browserlessHost: NetworkHost;
+let nameServer: HostScript;
+/** The name and port every instance's egress proxy shares (A's and B's). */
+const SHARED_PROXY = { host: 'egress.test', port: 3128 };
 let postgresServer: OwnedPostgres;
 let s3: Awaited<ReturnType<typeof startS3Server>>;
 let browserless: BrowserlessServer;
@@ -137,6 +142,11 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     hostA = await network.addHost('a');
     const hostB = await network.addHost('b');
     hostC = await network.addHost('c');
+    // The internal zone: `egress.test` names A's and B's egress proxies (same port on both),
+    // as a deployment's DNS would name every instance's; the browser host resolves with it.
+    const dnsHost = await network.addHost('dns');
+    nameServer = await startNameServer(dnsHost, { [SHARED_PROXY.host]: [hostA.address, hostB.address] });
+    await browserlessHost.useNameServer(dnsHost.address);
     [postgresServer, s3, browserless, pages, receiver] = await Promise.all([
       startOwnedPostgres({ host: postgresHost }),
       startS3Server('artifacts', { host: s3Host }),
@@ -149,7 +159,8 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     ({ org_id: orgId } = await createOrganization(db.db, { name: 'Hosts', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: receiver.url }));
     ({ space_id: spaceId } = await createSpace(db.db, orgId, 'default'));
     key = await newKey();
-    [a, b] = await Promise.all([startInstance(hostA), startInstance(hostB)]);
+    const sharedProxy = { OPERATOR_EGRESS_PROXY_HOST: SHARED_PROXY.host, OPERATOR_EGRESS_PROXY_PORT: String(SHARED_PROXY.port) };
+    [a, b] = await Promise.all([startInstance(hostA, sharedProxy), startInstance(hostB, sharedProxy)]);
   }, 120_000);
 
   afterAll(async () => {
@@ -160,6 +171,7 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     await s3?.close();
     await receiver?.close();
     await pages?.close();
+    await nameServer?.stop();
     await network?.remove();
     for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
   });
@@ -322,10 +334,7 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
   it("has B adopt a killed A's devices within 30 s and finish the task on the same page", async () => {
     const device = await deviceOnA();
     const running = await a.api('POST', `/v1/devices/${device}/tasks`, {
-      // The gate opens by itself 25 s after the page loaded, after the adoption: the page
-      // needs no network once loaded, since its egress proxy was the killed instance's
-      // (README, "Known limits").
-      prompt: `go to ${pages.url('/timed?after_ms=25000')} then type "kept-state" into "#field" then wait for "Gate open" then return the text of "#echo"`,
+      prompt: `go to ${pages.url('/gated?name=adoption')} then type "kept-state" into "#field" then wait for "Gate open" then return the text of "#echo"`,
     });
     expect(running.status).toBe(202);
     const typedBy = Date.now() + 30_000;
@@ -340,9 +349,14 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
       if (Date.now() - killedAt > 30_000) throw new Error('the device was not adopted within 30 s');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    // What was typed into the page is what the task returns: the same page, still running.
+    // The page asks the runner whether its gate is open, through the egress proxy its
+    // context names: `egress.test` now reaches B's alone. What was typed into the page is
+    // what the task returns: the same page, still running, and still on the network.
+    pages.openGate('adoption');
     expect(await waitForTaskEnd(b.api, running.body.id, 60_000)).toMatchObject({ status: 'succeeded', result: 'kept-state' });
     expect(await stepActionsOf(db.db, running.body.id)).toContain('driver_lost');
+    const next = await b.api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/plain')} then return the title` });
+    expect(await waitForTaskEnd(b.api, next.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
     await b.api('DELETE', `/v1/devices/${device}`);
   }, 120_000);
 });

@@ -8,10 +8,15 @@
 // Names carry the test process's pid, so parallel test files never share one and a later
 // run can tell which leftovers belong to a test process that died (removeLeftovers).
 import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from './service-process';
 
 const run = promisify(execFile);
+
+/** Where `ip netns exec` finds a namespace's own resolv.conf and hosts. */
+const NETNS_ETC = '/etc/netns';
 
 /** Namespaces are `<NAMESPACE_PREFIX><pid>-<network>-<host>`. */
 const NAMESPACE_PREFIX = 'opht-';
@@ -30,6 +35,12 @@ export interface NetworkHost {
   readonly address: string;
   /** Spawns `command` inside the host (`ip netns exec` execs it: the child's pid is the command's own). */
   spawn(command: string, args: string[], options?: SpawnOptions): ChildProcess;
+  /**
+   * Names are resolved by the name server at `address` in this host: `ip netns exec` puts
+   * `/etc/netns/<namespace>/resolv.conf` (and `hosts`) in place of /etc's for what it
+   * starts, so call it before starting anything that resolves.
+   */
+  useNameServer(address: string): Promise<void>;
 }
 
 export interface HostNetwork {
@@ -106,6 +117,12 @@ export async function createHostNetwork(): Promise<HostNetwork> {
           children.push(child);
           return child;
         },
+        async useNameServer(nameServer) {
+          const folder = path.join(NETNS_ETC, namespace);
+          await mkdir(folder, { recursive: true });
+          await writeFile(path.join(folder, 'resolv.conf'), `nameserver ${nameServer}\n`);
+          await writeFile(path.join(folder, 'hosts'), '127.0.0.1 localhost\n::1 localhost\n');
+        },
       };
     },
     async remove() {
@@ -153,6 +170,7 @@ async function removeNamespace(namespace: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await ip('netns', 'delete', namespace).catch(() => undefined);
+  await rm(path.join(NETNS_ETC, namespace), { recursive: true, force: true });
 }
 
 /** The first 10.213.<n> (from the pid's, onwards) no interface of this machine has an address in. */
@@ -229,4 +247,13 @@ export async function runScriptInHost(host: NetworkHost, script: string, args: s
       await exited;
     },
   };
+}
+
+/**
+ * A name server in `host` (test/support/dns-server-process.ts) answering `zone`'s names
+ * with their IPv4 addresses, in the order given: an internal DNS zone for hosts told to
+ * use it (`useNameServer(host.address)`).
+ */
+export async function startNameServer(host: NetworkHost, zone: Record<string, string[]>): Promise<HostScript> {
+  return runScriptInHost(host, 'test/support/dns-server-process.ts', [host.address, ...Object.entries(zone).map(([name, addresses]) => `${name}=${addresses.join(',')}`)]);
 }
