@@ -309,7 +309,7 @@ describe('escalations', () => {
     const { task, delivery } = await parkWithQuestion('After a Ctrl-C?');
     // Ctrl-C closes the browsers: the device comes back on a new browser, without the page.
     await test.restart('shutdown');
-    expect(await waitForTaskEnd(api, task, 20_000)).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
+    expect(await waitForTaskEnd(api, task)).toMatchObject({ status: 'failed', result: { error: 'device_lost' } });
     expect((await resolveCall(delivery, { answer: 'yes' })).body.applied).toBe(false);
   });
 
