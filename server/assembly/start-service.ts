@@ -120,7 +120,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
   const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), {
     host: egress.listenHost,
-    dialHost: egress.dialHost,
+    dialHost: egress.dialHost === egress.listenHost ? undefined : egress.dialHost,
     credentials: egress.perDeviceCredentials ? new EgressCredentials(await loadServiceSecret(database.db, EGRESS_CREDENTIAL_SECRET)) : undefined,
     preferredPort: config.egress.proxyPort ?? (await loadEgressPort(config.dataDir)),
     portRequired: config.egress.proxyPort !== null,

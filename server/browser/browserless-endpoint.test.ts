@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceContextOptions, deviceEndpoint, httpUrl, isLocalEndpoint, isSharedBrowserEndpoint, readRemoteCapacity } from './browserless-endpoint.js';
 
-const egress = { url: 'http://127.0.0.1:4100', refusedSince: () => false, credentialsFor: () => null };
+const egress = { url: 'http://127.0.0.1:4100', refusedSince: async () => false, credentialsFor: () => null };
 
 describe('the URL a device connects to', () => {
   it('on browserless: no session timeout, and with a proxy the WebRTC switch in the launch JSON, the token kept', () => {

@@ -180,10 +180,10 @@ export class PuppeteerPageDriver implements PageDriver {
       } catch (error) {
         // A redirect into a blocked domain surfaces as a failed navigation; the flag set
         // by interception, or the proxy's refusal, tells it apart from other failures.
-        this.throwIfNavigationBlocked(started);
+        await this.throwIfNavigationBlocked(started);
         throw error;
       }
-      this.throwIfNavigationBlocked(started);
+      await this.throwIfNavigationBlocked(started);
     });
   }
 
@@ -347,14 +347,14 @@ export class PuppeteerPageDriver implements PageDriver {
    * allow-list (interception), or by the egress proxy since `sinceMs` (the browser only
    * shows a tunnel or proxy error; the proxy's memory of the refusal names the cause).
    */
-  private throwIfNavigationBlocked(sinceMs: number): void {
+  private async throwIfNavigationBlocked(sinceMs: number): Promise<void> {
     const blocked = this.blockedNavigationUrl;
     if (blocked !== null) {
       this.blockedNavigationUrl = null;
       throw domainNotAllowed(blocked);
     }
     const target = this.mainFrameNavigationUrl;
-    if (target !== null && this.egress?.refusedSince(target, sinceMs)) {
+    if (target !== null && this.egress !== null && (await this.egress.refusedSince(target, sinceMs))) {
       throw new ActionError('destination_blocked', `${hostOf(target)} is blocked by the egress policy`);
     }
   }
@@ -398,7 +398,7 @@ export class PuppeteerPageDriver implements PageDriver {
       await Promise.race([navigationStarted, delay(NAVIGATION_START_GRACE_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.
       if (started) await Promise.race([loaded, navigationBlocked]);
-      this.throwIfNavigationBlocked(since);
+      await this.throwIfNavigationBlocked(since);
     } finally {
       abort.abort();
       this.navigationRequestListeners.delete(onStart);

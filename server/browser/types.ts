@@ -49,7 +49,7 @@ export interface EgressGate {
   readonly url: string;
   /** The credential a device's browser must prove itself with; null when none is asked (a proxy on loopback). */
   credentialsFor(deviceId: string): { username: string; password: string } | null;
-  refusedSince(url: string, sinceMs: number): boolean;
+  refusedSince(url: string, sinceMs: number): Promise<boolean>;
 }
 
 /** Typed failure of one page action; the agent maps `code` to a task failure code. */

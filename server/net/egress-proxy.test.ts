@@ -83,9 +83,9 @@ describe('EgressProxy', () => {
     expect(answer.status).toBe(403);
     expect(answer.headers[EGRESS_REFUSAL_HEADER.toLowerCase()]).toBe('destination_blocked');
     expect(hits).toBe(0);
-    expect(p.refusedSince(`http://127.0.0.1:${originPort}/other-path`, before)).toBe(true);
-    expect(p.refusedSince(`http://127.0.0.1:${originPort}/`, Date.now() + 1)).toBe(false);
-    expect(p.refusedSince(`http://127.0.0.1:${originPort + 1}/`, before)).toBe(false);
+    expect(await p.refusedSince(`http://127.0.0.1:${originPort}/other-path`, before)).toBe(true);
+    expect(await p.refusedSince(`http://127.0.0.1:${originPort}/`, Date.now() + 1)).toBe(false);
+    expect(await p.refusedSince(`http://127.0.0.1:${originPort + 1}/`, before)).toBe(false);
   });
 
   it('refuses CONNECT tunnels to loopback, metadata and names that resolve privately', async () => {
@@ -183,6 +183,11 @@ describe('EgressProxy on a network, asking each device its credential', () => {
     const first = await EgressProxy.start(new EgressPolicy({ allowPrivate: false, ownAddresses: () => [] }), { dialHost: 'egress.internal' });
     try {
       expect(first.url).toBe(`http://egress.internal:${first.port}`);
+      // Behind a shared name another instance's proxy may have refused a connection this
+      // one never saw: the policy, the same everywhere, says it was refused.
+      expect(await first.refusedSince('https://127.0.0.1:9/', Date.now())).toBe(true);
+      const alone = await startProxy();
+      expect(await alone.refusedSince('https://127.0.0.1:9/', Date.now())).toBe(false);
       await expect(EgressProxy.start(new EgressPolicy({ allowPrivate: false, ownAddresses: () => [] }), { preferredPort: first.port, portRequired: true })).rejects.toThrow(/EADDRINUSE/);
     } finally {
       await first.close();

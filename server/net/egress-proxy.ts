@@ -12,7 +12,7 @@ export interface EgressProxyOptions {
   host?: string;
   /** When set, every request must carry a device's credential (407 otherwise). */
   credentials?: EgressCredentials;
-  /** What browsers dial, when not the listening address: a name that reaches it. */
+  /** What browsers dial, when not the listening address: a name that reaches it (and, maybe, other instances' proxies). */
   dialHost?: string;
   /** `preferredPort` or nothing: a port every instance shares must be had exactly. */
   portRequired?: boolean;
@@ -113,11 +113,20 @@ export class EgressProxy {
     return this.credentials?.for(deviceId) ?? null;
   }
 
-  /** Whether a connection to the host and port of `url` was refused at or after `sinceMs`. */
-  refusedSince(url: string, sinceMs: number): boolean {
-    const key = targetKeyOfUrl(url);
-    const at = key === null ? undefined : this.refusals.get(key);
-    return at !== undefined && at >= sinceMs;
+  /**
+   * Whether a connection to the host and port of `url` was refused at or after `sinceMs`:
+   * by this proxy, as it remembers. Behind a name other instances' proxies share, the
+   * browser may have gone through another one, whose memory is not here; the policy,
+   * the same on every instance, then says whether the destination is one it refuses.
+   */
+  async refusedSince(url: string, sinceMs: number): Promise<boolean> {
+    const target = targetOfUrl(url);
+    if (target === null) return false;
+    const at = this.refusals.get(targetKey(target.hostname, target.port));
+    if (at !== undefined && at >= sinceMs) return true;
+    if (this.dialHost === null) return false;
+    const decision = await this.policy.check(target.hostname, target.port);
+    return !decision.ok && decision.reason === 'blocked_address';
   }
 
   async close(): Promise<void> {
@@ -309,11 +318,11 @@ function targetKey(hostname: string, port: number): string {
   return `${hostname.toLowerCase()}:${port}`;
 }
 
-function targetKeyOfUrl(raw: string): string | null {
+function targetOfUrl(raw: string): { hostname: string; port: number } | null {
   try {
     const url = new URL(raw);
     const defaultPort = url.protocol === 'https:' || url.protocol === 'wss:' ? 443 : 80;
-    return targetKey(url.hostname, Number(url.port || defaultPort));
+    return { hostname: url.hostname, port: Number(url.port || defaultPort) };
   } catch {
     return null;
   }

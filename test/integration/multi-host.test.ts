@@ -289,6 +289,16 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
     await a.api('DELETE', `/v1/devices/${device}`);
   });
 
+  it("reports destination_blocked for B's device, whose browser reached A's proxy by the shared name", async () => {
+    const created = await b.api('POST', '/v1/devices', { space_id: spaceId });
+    expect(await deviceHostOf(db.db, created.body.id)).toBe(b.hostId);
+    // The zone answers A's address first: the browser goes through A's proxy, which
+    // refuses the metadata address; B, driving the task, never saw that refusal itself.
+    const submitted = await b.api('POST', `/v1/devices/${created.body.id}/tasks`, { prompt: 'go to http://169.254.169.254/latest/meta-data/ then return the title' });
+    expect(await waitForTaskEnd(b.api, submitted.body.id)).toMatchObject({ status: 'failed', result: { error: 'destination_blocked' } });
+    await b.api('DELETE', `/v1/devices/${created.body.id}`);
+  });
+
   it('refuses through B a key that spent its rate limit through A', async () => {
     const spender = await newKey();
     const [throughA, throughB] = [apiClient(a.host.url, spender), apiClient(b.host.url, spender)];
