@@ -85,6 +85,17 @@ describe('the task lease', () => {
     expect(actions.map((step) => step.action)).toEqual(['click "x"', 'driver_lost']);
   });
 
+  it('counts a step written again after its commit was not acknowledged once; another step at its seq means the run lost the task', async () => {
+    const task = await runningTask();
+    await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId]);
+    expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
+    // The retry of a write whose answer the database took down with it.
+    expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
+    const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
+    expect(row!.stepCount).toBe(1);
+    expect(await appendStep(database.db, task.id, task.orgId, 1, { ...step, action: 'click "y"' }, 'service-a')).toBe(false);
+  });
+
   it('hands a run over with a handed_over step, for the next service of the host to claim at once', async () => {
     const task = await runningTask();
     await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId]);

@@ -11,6 +11,7 @@ import { withIdempotency } from '../idempotency/with-idempotency';
 import { actorOf, type Principal } from '../keys/principal';
 import { dbNow, dbNowPlus } from '../db-clock';
 import { notifyTaskChange } from '../channels/task-channel';
+import { isUniqueViolation } from '../unique-violation';
 import { normalizedDomains, type SubmitTaskBody } from './task-input';
 import { toTaskResource, type Task } from './task-resource';
 
@@ -28,10 +29,6 @@ export interface SubmitTaskCall {
   /** The Idempotency-Key header as received. */
   idempotencyKey: string | string[] | undefined;
 }
-
-// PostgreSQL's unique_violation: the partial index tasks_one_live_per_device refused a
-// second live task for the device.
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * POST /v1/devices/{id}/tasks, in the spec's order: (write gate, in the procedure) load
@@ -52,6 +49,7 @@ export async function submitTask(deps: SubmitTaskDeps, call: SubmitTaskCall): Pr
       try {
         return await deps.db.transaction((tx) => claimAndInsert(tx, deps, call, device.id));
       } catch (error) {
+        // The partial index tasks_one_live_per_device refused a second live task for the device.
         if (isUniqueViolation(error)) throw new ApiError('device_busy');
         throw error;
       }
@@ -115,8 +113,3 @@ function assertAcceptsTasks(status: string): void {
   if (status !== 'active') throw new ApiError('device_not_ready');
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
-  const codeOf = (value: unknown) => (typeof value === 'object' && value !== null && 'code' in value ? value.code : undefined);
-  return codeOf(error) === UNIQUE_VIOLATION || (error instanceof Error && codeOf(error.cause) === UNIQUE_VIOLATION);
-}

@@ -7,6 +7,7 @@ import { toPublicId } from '../ids';
 import { iso } from '../time';
 import { notifyTaskChange } from '../channels/task-channel';
 import { dbNow } from '../db-clock';
+import { isUniqueViolation } from '../unique-violation';
 
 /** A step as the event stream sends it (CONTRACT.md step payload). */
 export const TaskStepSchema = z.object({
@@ -93,9 +94,26 @@ export async function taskHistory(db: DbOrTx, taskId: string): Promise<{ steps: 
  * Appends step `seq` for a task only while `leaseOwner` still drives it (status
  * `running`, lease held): a run that was canceled, parked or taken over writes nothing.
  * Returns false when the fence refused the step. Each step commits on its own with its
- * notification, so streams see steps in seq order, without gaps.
+ * notification, so streams see steps in seq order, without gaps. Retrying it is safe: a
+ * step already recorded at `seq` by this same write counts as recorded.
  */
 export async function appendStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string, screenshotKey: string | null = null): Promise<boolean> {
+  try {
+    return await insertStep(db, taskId, orgId, seq, step, leaseOwner, screenshotKey);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    // Step `seq` is there already. A retry after a commit whose answer was lost (the
+    // database went away mid-reply) finds its own step: recorded, and counted once. Any
+    // other step there was written by someone else: the run no longer drives the task.
+    const [existing] = await db
+      .select({ type: taskSteps.type, action: taskSteps.action, note: taskSteps.note })
+      .from(taskSteps)
+      .where(and(eq(taskSteps.taskId, taskId), eq(taskSteps.seq, seq)));
+    return existing !== undefined && existing.type === step.type && existing.action === step.action && existing.note === step.note;
+  }
+}
+
+function insertStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string, screenshotKey: string | null): Promise<boolean> {
   return db.transaction(async (tx) => {
     // The fence and the Task's `usage.steps` in one statement: the count is kept on the row
     // so reading a task needs no aggregate. The UPDATE waits for a concurrent cancel or park
