@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -256,6 +260,44 @@ describe('MCP authorization', () => {
     const denied = await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } });
     expect(denied.isError).toBe(true);
     expect(json(denied).error).toMatchObject({ code: 'insufficient_scope', request_id: expect.stringMatching(/^req_/) });
+  });
+
+  describe('the MCP Inspector CLI (2.12)', () => {
+    const INSPECTOR = path.resolve(import.meta.dirname, '../../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+    /** Runs `inspector --cli` with the pinned Node (it needs >= 22.19), its stored secrets in a home of its own. */
+    async function inspector(bearer: string, ...args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+      const home = await mkdtemp(path.join(tmpdir(), 'inspector-'));
+      try {
+        return await new Promise((resolve) => {
+          const argv = [INSPECTOR, '--cli', `${test.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${bearer}`, ...args];
+          execFile(process.execPath, argv, { env: { ...process.env, HOME: home }, timeout: 60_000 }, (error, stdout, stderr) =>
+            resolve({ exitCode: error === null ? 0 : Number((error as NodeJS.ErrnoException).code), stdout, stderr }),
+          );
+        });
+      } finally {
+        await rm(home, { recursive: true, force: true });
+      }
+    }
+
+    it('lists the tools with an API key as the bearer, and shows a tool error with its request id', async () => {
+      const listed = await inspector(key, '--method', 'tools/list');
+      expect(listed.exitCode).toBe(0);
+      expect(JSON.parse(listed.stdout).tools.map((tool: { name: string }) => tool.name)).toContain('run_task');
+      const failed = await inspector(key, '--method', 'tools/call', '--tool-name', 'get_device', '--tool-arg', 'device_id=dev_nope');
+      expect(failed.exitCode).toBe(5);
+      expect(JSON.parse(JSON.parse(failed.stdout).content[0].text).error).toMatchObject({ code: 'device_not_found', request_id: expect.stringMatching(/^req_/) });
+    });
+
+    it('reports a wrong key: as invalid_api_key with --stored-auth-only, else as the OAuth login it cannot open without a TTY', async () => {
+      const wrong = 'svc_operator_test_aaaaaaaaaaaa_nope';
+      const stored = await inspector(wrong, '--method', 'tools/list', '--stored-auth-only');
+      expect(stored.exitCode).toBe(3);
+      expect(stored.stderr).toContain('invalid_api_key');
+      expect(stored.stderr).not.toContain(wrong);
+      const interactive = await inspector(wrong, '--method', 'tools/list');
+      expect(interactive.exitCode).toBe(3);
+      expect(interactive.stderr).toContain('Interactive OAuth requires a TTY');
+    });
   });
 
   describe('refusals', () => {
