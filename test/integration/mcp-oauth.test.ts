@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, mcpOauthGrants, mcpOauthTokens } from '../../db/schema';
 import { parseApiKey } from '../../server/domain/keys/api-key-format';
 import { pkceChallengeOf } from '../../server/domain/mcp-oauth/oauth-secrets';
+import { deleteExpiredOAuthTokens } from '../../server/domain/mcp-oauth/token-retention';
 import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
 import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
@@ -260,6 +261,18 @@ describe('MCP authorization', () => {
     const denied = await client.callTool({ name: 'create_device', arguments: { space_id: tenant.spaceId } });
     expect(denied.isError).toBe(true);
     expect(json(denied).error).toMatchObject({ code: 'insufficient_scope', request_id: expect.stringMatching(/^req_/) });
+  });
+
+  it('sweeps expired tokens, keeping live ones and used refresh tokens until they expire', async () => {
+    const provider = new PersonApprovedProvider(key);
+    await connectThroughOAuth(provider);
+    const db = test.service.services.db;
+    const grant = await grantOf(provider.saved!.access_token);
+    await db.insert(mcpOauthTokens).values({ tokenHash: 'f'.repeat(64), grantId: grant.id, kind: 'refresh', expiresAt: new Date(Date.now() - 1000), usedAt: new Date() });
+    await deleteExpiredOAuthTokens(db);
+    const left = await db.select({ kind: mcpOauthTokens.kind, hash: mcpOauthTokens.tokenHash }).from(mcpOauthTokens).where(eq(mcpOauthTokens.grantId, grant.id));
+    expect(left.map((row) => row.kind).sort()).toEqual(['access', 'refresh']);
+    expect(left.map((row) => row.hash)).not.toContain('f'.repeat(64));
   });
 
   describe('the MCP Inspector CLI (2.12)', () => {
