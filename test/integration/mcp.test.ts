@@ -233,6 +233,6 @@ describe('MCP over stdio (npm run mcp)', () => {
     const client = await overStdio('svc_operator_test_aaaaaaaaaaaa_nope');
     const refused = await client.callTool({ name: 'list_devices', arguments: {} });
     expect(refused.isError).toBe(true);
-    expect(json(refused).error.code).toBe('invalid_api_key');
+    expect(json(refused).error).toMatchObject({ code: 'invalid_api_key', request_id: expect.stringMatching(/^req_/) });
   });
 });
