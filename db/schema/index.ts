@@ -15,3 +15,4 @@ export * from './device-states';
 export * from './cdp-sessions';
 export * from './recordings';
 export * from './task-files';
+export * from './mcp-oauth';

@@ -13,6 +13,7 @@ import { serveMetrics } from './metrics-route';
 import type { RawRoute } from '../http/raw-route';
 import { createV1Handler, newRequestId } from './v1-handler';
 import { MCP_PATH } from '../mcp/mcp-route';
+import { isOAuthPath } from '../mcp/oauth/oauth-routes';
 
 export interface RequestRouterOptions {
   services: Services;
@@ -23,6 +24,8 @@ export interface RequestRouterOptions {
   metrics: ServiceMetrics;
   /** The MCP server over Streamable HTTP (server/mcp); absent, /mcp is 404. */
   mcp?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
+  /** The authorization server of /mcp and its metadata (server/mcp/oauth), for the paths isOAuthPath names. */
+  oauth?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
   /** Next.js request handler for the console; null when the console is not served. */
   console: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null;
 }
@@ -70,6 +73,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
     }
     if (path === '/docs' || path === '/docs/') return sendDocsPage(res);
     if (path === MCP_PATH && options.mcp !== undefined) return options.mcp(req, res, requestId);
+    if (options.oauth !== undefined && isOAuthPath(path)) return options.oauth(req, res, requestId);
     if (path === '/docs/scalar.js') return sendScalarBundle(res);
 
     if (path === '/v1' || path.startsWith('/v1/')) {

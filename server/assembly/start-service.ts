@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
+import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
 import { createMcpHandler } from '../mcp/mcp-route';
 import { listeningUrl } from './listening-url';
 import { newRequestId } from './v1-handler';
@@ -250,6 +251,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     readiness,
     metrics,
     mcp: createMcpHandler(services, stepFeeds, eventStreams, newRequestId),
+    oauth: createOAuthHandler(services),
     console: nextConsole?.handle ?? null,
   });
 

@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-key-format';
 import { createLogger, maskSecrets } from './log';
+import { newOAuthSecret } from '../domain/mcp-oauth/oauth-secrets';
 
 describe('maskSecrets', () => {
   it('keeps the key id of an API key and hides its secret', () => {
@@ -23,6 +24,12 @@ describe('maskSecrets', () => {
     expect(maskSecrets(`svc_console_${keyId}_${secret}`)).toBe(`svc_console_${keyId}_****`);
     for (const token of [`sestok_${secret}`, `esctok_${secret}`, `constok_${secret}`, `svc.token.sestok_${secret}`]) {
       expect(maskSecrets(`header ${token} end`)).not.toContain(secret);
+    }
+  });
+  it('hides the MCP authorization server\'s codes, tokens and client secrets whole, keeping their kind', () => {
+    for (const prefix of ['mcpat_', 'mcprt_', 'mcpcode_', 'mcpcs_']) {
+      const secret = newOAuthSecret(prefix);
+      expect(maskSecrets(`got ${secret} end`)).toBe(`got ${prefix}**** end`);
     }
   });
 });

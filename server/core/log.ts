@@ -5,10 +5,11 @@ import postgres from 'postgres';
 // API keys look like svc_operator_<env>_<key_id>_<secret> and console keys like
 // svc_console_<key_id>_<secret>; logs keep the key id (useful for support) and mask the
 // secret. Webhook secrets, session tokens (also as a subprotocol), escalation bearers and
-// console sign-in tokens and the secrets of CDP URLs (`cdptok_`, in the URL's query) are
-// masked whole. Applied to every string that reaches the logger.
+// console sign-in tokens, the secrets of CDP URLs (`cdptok_`, in the URL's query) and the
+// MCP authorization server's codes, tokens and client secrets (`mcpat_`, `mcprt_`,
+// `mcpcode_`, `mcpcs_`) are masked whole. Applied to every string that reaches the logger.
 const KEY_PATTERN = /\b(svc_(?:operator_(?:live|test)|console)_[a-z2-7]{12})_[A-Za-z0-9-]{43}\b/g;
-const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sestok_|esctok_|constok_|cdptok_)[A-Za-z0-9_-]+/g];
+const OTHER_SECRET_PATTERNS = [/\bwhsec_[A-Za-z0-9_-]+/g, /\b(svc\.token\.)[A-Za-z0-9_-]+/g, /\b(sestok_|esctok_|constok_|cdptok_)[A-Za-z0-9_-]+/g, /\b(mcpat_|mcprt_|mcpcode_|mcpcs_)[A-Za-z0-9_-]+/g];
 
 export function maskSecrets(text: string): string {
   let masked = text.replace(KEY_PATTERN, '$1_****');

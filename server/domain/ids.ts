@@ -12,6 +12,7 @@ const PREFIXES = {
   audit: 'aud',
   request: 'req',
   file: 'file',
+  mcpGrant: 'mcpg',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

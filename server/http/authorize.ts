@@ -17,10 +17,11 @@ export interface RequestGuards {
  * The checks every route starts with, in CONTRACT.md's order: authenticate (401; an
  * address that failed too often is refused 429 before its key is looked at), rate limit
  * (429), scope (403; `anyOf` null means any valid key). Used by the tRPC guard and by
- * routes served outside tRPC (the task event stream).
+ * routes served outside tRPC (the task event stream). `authenticated`: who the caller
+ * already authenticated (/mcp, for its tools), then the checks start at the rate limit.
  */
-export async function authorizeRequest(services: RequestGuards, req: IncomingMessage, res: ServerResponse, anyOf: readonly Scope[] | null): Promise<Principal> {
-  const principal = await services.authThrottle.check(req, () => services.authenticator.authenticate(req.headers.authorization));
+export async function authorizeRequest(services: RequestGuards, req: IncomingMessage, res: ServerResponse, anyOf: readonly Scope[] | null, authenticated?: Principal): Promise<Principal> {
+  const principal = authenticated ?? (await services.authThrottle.check(req, () => services.authenticator.authenticate(req.headers.authorization)));
   await services.rateLimiter.consume(principal.keyId, res);
   if (anyOf !== null && !anyOf.some((scope) => principal.scopes.has(scope))) throw new ApiError('insufficient_scope');
   return principal;

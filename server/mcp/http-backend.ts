@@ -4,6 +4,7 @@ import { appRouter } from '../api/router';
 import { findStepScreenshot, STEP_SCREENSHOT_SCOPES } from '../api/tasks/get-step-screenshot';
 import { ApiError, asApiError } from '../core/errors';
 import { parsePublicId } from '../domain/ids';
+import type { Principal } from '../domain/keys/principal';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { authorizeRequest } from '../http/authorize';
 import type { EventStreams } from '../http/event-stream';
@@ -28,37 +29,61 @@ export interface McpFollowing {
   keyId: string;
 }
 
-export function httpBackend(services: Services, following: McpFollowing, req: IncomingMessage, newRequestId: () => string): OperatorBackend {
-  const caller = (request: IncomingMessage = req) => createCaller({ requestId: newRequestId(), req: request, res: new ServerResponse(request), services, bodyError: null });
+/** The MCP request: its id (tool errors without a call of their own quote it), and who /mcp authenticated. */
+export interface McpRequest {
+  req: IncomingMessage;
+  requestId: string;
+  principal: Principal;
+}
+
+export function httpBackend(services: Services, following: McpFollowing, mcp: McpRequest, newRequestId: () => string): OperatorBackend {
+  const { req } = mcp;
+  // The request id of each failed call, so its tool error quotes the id its logs and audit carry.
+  const failedCalls = new WeakMap<object, string>();
+  type Caller = ReturnType<typeof createCaller>;
+  /**
+   * One procedure call with a request id of its own. The principal /mcp authenticated
+   * (an API key or an OAuth access token) is handed over, so the procedure checks rate
+   * limit, scope and entitlement without authenticating the bearer again.
+   */
+  const call = async <T>(work: (caller: Caller) => Promise<T>, request: IncomingMessage = req, principal: Principal | undefined = mcp.principal): Promise<T> => {
+    const requestId = newRequestId();
+    try {
+      return await work(createCaller({ requestId, req: request, res: new ServerResponse(request), services, bodyError: null, authenticated: principal }));
+    } catch (error) {
+      if (typeof error === 'object' && error !== null) failedCalls.set(error, requestId);
+      throw error;
+    }
+  };
   return {
-    createDevice: (body) => caller().createDevice(body),
-    listDevices: (query) => caller().listDevices({ limit: 20, ...query }),
-    getDevice: (id) => caller().getDevice({ id }),
-    sleepDevice: (id) => caller().sleepDevice({ id }),
-    wakeDevice: (id) => caller().wakeDevice({ id }),
-    deleteDevice: (id) => caller().deleteDevice({ id }),
-    getTask: (id) => caller().getTask({ id }),
-    cancelTask: (id) => caller().cancelTask({ id }),
+    createDevice: (body) => call((caller) => caller.createDevice(body)),
+    listDevices: (query) => call((caller) => caller.listDevices({ limit: 20, ...query })),
+    getDevice: (id) => call((caller) => caller.getDevice({ id })),
+    sleepDevice: (id) => call((caller) => caller.sleepDevice({ id })),
+    wakeDevice: (id) => call((caller) => caller.wakeDevice({ id })),
+    deleteDevice: (id) => call((caller) => caller.deleteDevice({ id })),
+    getTask: (id) => call((caller) => caller.getTask({ id })),
+    cancelTask: (id) => call((caller) => caller.cancelTask({ id })),
     async stepScreenshot(taskId, seq) {
       // A raw route (its body is bytes), so its checks are called as that route calls them.
-      const principal = await authorizeRequest(services, req, new ServerResponse(req), STEP_SCREENSHOT_SCOPES);
+      const principal = await authorizeRequest(services, req, new ServerResponse(req), STEP_SCREENSHOT_SCOPES, mcp.principal);
       const { key } = await findStepScreenshot(services, principal, taskId, String(seq));
       const body = await services.store.get(key);
       if (body === null) throw new ApiError('screenshot_not_found');
       return buffer(body);
     },
-    listEscalations: (query) => caller().listEscalations({ limit: 20, ...query }),
+    listEscalations: (query) => call((caller) => caller.listEscalations({ limit: 20, ...query })),
     resolveEscalation(id, token, body) {
       // The resolve callback authenticates the escalation's bearer, not the API key.
       const asCallback = Object.create(req, { headers: { value: { ...req.headers, authorization: `Bearer ${token}` } } }) as IncomingMessage;
-      return caller(asCallback).resolveEscalation({ ...body, id });
+      return call((caller) => caller.resolveEscalation({ ...body, id }), asCallback, undefined);
     },
     async runTask(deviceId, body, onStep, signal) {
       // The slot first: a key at its limit of streams gets 429 too_many_streams, and no task.
       const releaseSlot = following.streams.claim(following.keyId);
       let taskId: string;
       try {
-        taskId = (await caller().submitTask({ ...body, id: deviceId })).id;
+        taskId = (await call((caller) => caller.submitTask({ ...body, id: deviceId }))).id;
       } catch (error) {
         releaseSlot();
         throw error;
@@ -91,11 +116,12 @@ export function httpBackend(services: Services, following: McpFollowing, req: In
       return { taskId, terminal };
     },
     errorBody(error) {
-      // An unreachable database is the service's answer too (service_unavailable).
+      // An unreachable database is the service's answer too (service_unavailable); the
+      // unexpected is logged with its request id and answered internal_error, never shown.
+      const requestId = (typeof error === 'object' && error !== null ? failedCalls.get(error) : undefined) ?? mcp.requestId;
       const { apiError, unexpected } = asApiError(unwrapTrpcError(error));
-      if (unexpected) return null;
-      const { code, message, param } = apiError.toBody('').error;
-      return { code, message, ...(param === undefined ? {} : { param }) };
+      if (unexpected) services.log.error({ err: error, requestId }, 'unexpected error in an MCP tool');
+      return apiError.toBody(requestId).error;
     },
   };
 }

@@ -8,28 +8,33 @@ import { readJsonBody } from '../http/read-json-body';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
 import { httpBackend } from './http-backend';
+import { authenticateMcpBearer, mcpChallenge } from './mcp-bearer';
+import { stampRequestId } from './stamp-request-id';
 import { createOperatorMcpServer } from './tools';
 
 export const MCP_PATH = '/mcp';
 
 /**
  * `/mcp`: the MCP server over Streamable HTTP, stateless (one server and transport per
- * POST, nothing kept between requests, so any instance serves any call). The API key is
- * the bearer: checked (401, then the rate limit's 429) before anything is read, and again
- * by each tool's procedure with its own scope.
+ * POST, nothing kept between requests, so any instance serves any call). The bearer, an
+ * API key or an OAuth access token (docs/api.md, "MCP authorization"), is checked (401
+ * naming the protected resource metadata, then the rate limit's 429) before anything is
+ * read; each tool's procedure then checks the scope it needs.
  */
 export function createMcpHandler(services: Services, feeds: TaskStepFeeds, streams: EventStreams, newRequestId: () => string) {
   return async function handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     try {
-      const principal = await authorizeRequest(services, req, res, null);
+      const principal = await authorizeRequest(services, req, res, null, await authenticateMcpBearer(services, req));
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
         throw new ApiError('method_not_allowed', { message: 'This MCP server is stateless: POST JSON-RPC messages to /mcp.' });
       }
       const body = await readJsonBody(req);
       if (!body.ok) throw body.error;
-      const server = createOperatorMcpServer(httpBackend(services, { feeds, streams, keyId: principal.keyId }, req, newRequestId));
+      const server = createOperatorMcpServer(httpBackend(services, { feeds, streams, keyId: principal.keyId }, { req, requestId, principal }, newRequestId));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const send = transport.send.bind(transport);
+      transport.send = (message, options) => send(stampRequestId(message, requestId), options);
       res.on('close', () => {
         void transport.close();
         void server.close();
@@ -37,7 +42,7 @@ export function createMcpHandler(services: Services, feeds: TaskStepFeeds, strea
       await server.connect(transport);
       await transport.handleRequest(req, res, body.body);
     } catch (error) {
-      if (error instanceof ApiError && error.apiCode === 'invalid_api_key') res.setHeader('WWW-Authenticate', 'Bearer');
+      if (error instanceof ApiError && error.apiCode === 'invalid_api_key') res.setHeader('WWW-Authenticate', mcpChallenge(services.config.http.publicUrl, req));
       sendErrorResponse(services.log, res, requestId, error);
     }
   };

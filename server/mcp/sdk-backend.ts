@@ -33,7 +33,7 @@ export function sdkBackend(client: OperatorClient): OperatorBackend {
     },
     errorBody(error) {
       if (!(error instanceof OperatorError) || error.status === 0) return null;
-      return { code: error.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) };
+      return { code: error.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }), ...(error.request_id === null ? {} : { request_id: error.request_id }) };
     },
   };
 }

@@ -43,8 +43,18 @@ export interface OperatorBackend {
   runTask(deviceId: string, body: SubmitTaskBody, onStep: (step: TaskStep) => void, signal: AbortSignal): Promise<{ taskId: string; terminal: unknown }>;
   listEscalations(query: PageArguments & Omit<ListEscalationsQuery, 'limit' | 'cursor'>): Promise<unknown>;
   resolveEscalation(id: string, token: string, body: ResolveEscalationBody): Promise<unknown>;
-  /** The CONTRACT.md error body of an error the service answered, or null for anything else. */
-  errorBody(error: unknown): { code: string; message: string; param?: string } | null;
+  /**
+   * The CONTRACT.md error body of an error the service answered (with the request id of
+   * the call that failed, when known), or null for anything else.
+   */
+  errorBody(error: unknown): ToolErrorBody | null;
+}
+
+export interface ToolErrorBody {
+  code: string;
+  message: string;
+  param?: string;
+  request_id?: string;
 }
 
 function ok(value: unknown): CallToolResult {
@@ -167,5 +177,8 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
         return ok(await backend.resolveEscalation(escalation_id, token, body));
       }),
   );
+  // registerTool declares `tools.listChanged: true`, but the tools never change (and /mcp,
+  // stateless, could not tell a client if they did): the capability says only `tools`.
+  server.server.registerCapabilities({ tools: { listChanged: undefined } });
   return server;
 }

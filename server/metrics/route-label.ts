@@ -2,6 +2,7 @@ import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
 import { appRouter } from '../api/router';
 import type { RawRoute } from '../http/raw-route';
 import type { Meta } from '../trpc/init';
+import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
 
 interface RouteTemplate {
   method: string;
@@ -41,7 +42,8 @@ export function createRouteLabeler(rawRoutes: readonly RawRoute[]): (method: str
   };
 }
 
-const FIXED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/v1/openapi.json', '/mcp']);
+// The MCP authorization server's paths too (each a fixed path; others under /oauth/ are 404s and fall to `console`).
+const FIXED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/v1/openapi.json', '/mcp', ...Object.values(OAUTH_PATHS), `${OAUTH_PATHS.protectedResourceMetadata}/mcp`]);
 
 function labelOf(templates: readonly RouteTemplate[], method: string, path: string): string {
   if (FIXED_PATHS.has(path)) return `${method} ${path}`;

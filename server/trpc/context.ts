@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiError } from '../core/errors';
+import type { Principal } from '../domain/keys/principal';
 import type { Services } from '../services/services';
 
 /** The context of every procedure, /v1's (built by the v1 handler) and the console's (by its handler). */
@@ -16,4 +17,10 @@ export interface Context {
    * refuses a body it cannot take before tRPC runs.
    */
   bodyError: ApiError | null;
+  /**
+   * Who /mcp already authenticated (an API key or an MCP OAuth access token), for the
+   * procedures its tools call: the guard takes it instead of authenticating the
+   * `Authorization` header again. Absent everywhere else.
+   */
+  authenticated?: Principal;
 }

@@ -20,7 +20,7 @@ interface AccessRule {
  */
 function guard(rule: AccessRule) {
   return t.middleware(async ({ ctx, next }) => {
-    const principal = await authorizeRequest(ctx.services, ctx.req, ctx.res, rule.anyOf);
+    const principal = await authorizeRequest(ctx.services, ctx.req, ctx.res, rule.anyOf, ctx.authenticated);
     if (rule.write && !principal.entitled) throw new ApiError('product_not_entitled');
     if (ctx.bodyError !== null) throw ctx.bodyError;
     return next({ ctx: { principal } });

@@ -150,7 +150,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(refused.status).toBe(401);
-    expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp", error="invalid_token"$/);
     expect((await refused.json()).error.code).toBe('invalid_api_key');
     await expect(overHttp('svc_operator_test_aaaaaaaaaaaa_nope')).rejects.toThrow();
 
@@ -194,6 +194,23 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     await expectStepScreenshotGuarded(overHttp, await finishedTask());
   });
 
+  it('declares only what it does (no listChanged: it is stateless) and puts a request id on every error', async () => {
+    const client = await overHttp(key);
+    expect(client.getServerCapabilities()).toEqual({ tools: {} });
+    const failed = await client.callTool({ name: 'get_device', arguments: { device_id: 'dev_nope' } });
+    expect(json(failed).error).toMatchObject({ code: 'device_not_found', request_id: expect.stringMatching(/^req_/) });
+    const malformed = await client.callTool({ name: 'get_device', arguments: { device_id: 7 } });
+    expect(malformed.isError).toBe(true);
+    expect(json(malformed).error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('device_id'), request_id: expect.stringMatching(/^req_/) });
+    const unknownMethod = await fetch(`${test.url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list' }),
+    });
+    const body = JSON.parse((await unknownMethod.text()).replace(/^event: message\ndata: /, ''));
+    expect(body.error).toMatchObject({ code: -32601, data: { request_id: unknownMethod.headers.get('x-request-id') } });
+  });
+
   it('answers GET with 405 (the server is stateless)', async () => {
     const response = await fetch(`${test.url}/mcp`, { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } });
     expect(response.status).toBe(405);
@@ -216,6 +233,6 @@ describe('MCP over stdio (npm run mcp)', () => {
     const client = await overStdio('svc_operator_test_aaaaaaaaaaaa_nope');
     const refused = await client.callTool({ name: 'list_devices', arguments: {} });
     expect(refused.isError).toBe(true);
-    expect(json(refused).error.code).toBe('invalid_api_key');
+    expect(json(refused).error).toMatchObject({ code: 'invalid_api_key', request_id: expect.stringMatching(/^req_/) });
   });
 });

@@ -23,6 +23,6 @@ export async function recordAudit(tx: DbOrTx, actor: Actor, entry: AuditEntry): 
     action: entry.action,
     resourceType: entry.resourceType,
     resourceId: entry.resourceId,
-    details: actor.origin === undefined ? (entry.details ?? {}) : { ...entry.details, ...actor.origin },
+    details: { ...entry.details, ...actor.origin, ...(actor.oauthGrantId === undefined ? {} : { oauth_grant_id: actor.oauthGrantId }) },
   });
 }

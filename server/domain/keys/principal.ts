@@ -15,6 +15,12 @@ export interface Principal {
    * (CONTRACT.md: a key id or `system`) and this origin in the details.
    */
   origin?: HumanOrigin;
+  /**
+   * Set when an MCP client acts with an OAuth access token (docs/api.md, "MCP
+   * authorization"): the grant (`mcpg_...`) a person approved with this key. Changes stay
+   * the key's (actor its key id) and name the grant in their audit details.
+   */
+  oauthGrantId?: string;
 }
 
 /** Who acted, for a change made without an API key. */
@@ -32,10 +38,13 @@ export interface Actor {
    * names them.
    */
   origin?: HumanOrigin;
+  /** The MCP OAuth grant the key acted through, written into audit details as `oauth_grant_id`. */
+  oauthGrantId?: string;
 }
 
 export function actorOf(principal: Principal, requestId: string): Actor {
   if (principal.origin !== undefined) return { orgId: principal.orgId, actor: 'system', requestId, origin: principal.origin };
+  if (principal.oauthGrantId !== undefined) return { orgId: principal.orgId, actor: principal.keyId, requestId, oauthGrantId: principal.oauthGrantId };
   return { orgId: principal.orgId, actor: principal.keyId, requestId };
 }
 

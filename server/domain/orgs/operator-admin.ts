@@ -6,6 +6,7 @@ import { recordAudit } from '../audit/record-audit';
 import { isUuid } from '../ids';
 import { formatApiKey, generateKeyId, generateSecret, type KeyEnv } from '../keys/api-key-format';
 import { notifyKeyRevoked } from '../keys/key-revocations';
+import { revokeGrantsOfKey } from '../mcp-oauth/revoke-grant';
 import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
 import { isScope } from '../keys/scopes';
@@ -209,8 +210,8 @@ export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = 
 
 /**
  * Revokes a key and what it opened, on every instance sharing the database, in one
- * transaction: the sessions it minted are revoked (their sockets close), and its event
- * streams hear the notification and end. `publicUrl` builds the revoked sessions' events.
+ * transaction: the sessions it minted are revoked (their sockets close), the MCP clients
+ * approved with it lose their grants, and its event streams hear the notification and end. `publicUrl` builds the revoked sessions' events.
  */
 export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = CLI }: { publicUrl: string; origin?: AdminOrigin }): Promise<RevokedApiKey> {
   return db.transaction(async (tx) => {
@@ -222,6 +223,7 @@ export async function revokeApiKey(db: Db, keyId: string, { publicUrl, origin = 
     if (key === undefined) throw new ApiError('api_key_not_found');
     await recordAudit(tx, systemActor(key.orgId), { action: 'operator.api_key.revoked', resourceType: 'api_key', resourceId: keyId, details: { ...origin } });
     await revokeSessionsOfKey(tx, publicUrl, keyId);
+    await revokeGrantsOfKey(tx, keyId);
     await notifyKeyRevoked(tx, keyId);
     return { revoked: true as const };
   });
