@@ -144,7 +144,7 @@ describe('Prism validating proxy', () => {
     await expectCall(200, 'GET', '/event_types');
     await expectCall(200, 'GET', '/audit');
     await expectCall(403, 'GET', '/audit', { bearer: readOnly });
-    await expectCall(200, 'GET', '/usage', { params: {}, headers: {} });
+    await expectCall(200, 'GET', '/usage');
     await expectCall(400, 'GET', '/devices?cursor=not-a-cursor');
 
     const id = json(await expectCall(201, 'POST', '/devices', { body: { space_id: tenant.spaceId, name: 'prism' } })).id as string;
