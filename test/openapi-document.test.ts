@@ -81,7 +81,10 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes the event stream frames and every deliverable webhook with its signature header', () => {
-    expect(document.paths['/tasks/{id}/events'].get.responses['200'].content['text/event-stream'].schema).toEqual({ $ref: '#/components/schemas/TaskEvent' });
+    // On the wire the stream is text; its frames are described in words and, parsed, as TaskEvent.
+    const stream = document.paths['/tasks/{id}/events'].get.responses['200'];
+    expect(stream.content).toEqual({ 'text/event-stream': { schema: { type: 'string' }, example: expect.stringContaining('event: step\n') } });
+    for (const part of ['`id: <seq>`', '`event: step`', '`event: done`', '`: keep-alive`', '`after_seq`', '`TaskEvent`']) expect(stream.description).toContain(part);
     expect(document.paths['/tasks/{id}/events'].get.responses['429'].description).toContain('`too_many_streams`');
     const deliverable = eventCatalogue.filter((entry) => entry.deliverable).map((entry) => entry.type);
     expect(Object.keys(document.webhooks).filter((name) => name !== 'escalation.delivery').sort()).toEqual([...deliverable].sort());

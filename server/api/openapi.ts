@@ -6,6 +6,7 @@ import { nameSchema, namedResourceSchemas, streamedSchemas } from './openapi-com
 import { routeErrors } from './openapi-route-errors';
 import { appRouter } from './router';
 import { artifactOpenApiPaths } from './artifacts-openapi';
+import { isZodJsonSchema, jsonValueComponents } from './json-value-openapi';
 import { taskEventsOpenApiPath, taskEventsComponents } from './task-events-openapi';
 import { webhooksOpenApi, webhookComponents } from './webhooks-openapi';
 
@@ -145,36 +146,24 @@ function nameInline(document: OpenAPIObject, holder: { schema?: Record<string, u
 }
 
 /**
- * zod-openapi names unnamed recursive schemas `__schemaN`: here each is a `z.json()` (a
- * result, an answer, an output schema), one copy per use. Copies that are the same schema
- * become one `JsonValue`; a different one would keep a numbered name.
+ * zod-openapi names unnamed recursive schemas `__schemaN`, one copy per use: here each is
+ * a `z.json()` (a result, an answer, an output schema's member). Every copy becomes a
+ * reference to `JsonValue`, written in the form generators accept (json-value-openapi.ts).
+ * Any other recursive schema would need the same care, so it stops the build.
  */
-function renameAnonymousSchemas(document: OpenAPIObject): OpenAPIObject {
+function nameJsonValues(document: OpenAPIObject): OpenAPIObject {
   const schemas = document.components?.schemas ?? {};
   const anonymous = Object.keys(schemas).filter((name) => name.startsWith('__schema'));
   if (anonymous.length === 0) return document;
-  // A schema's shape with its own name taken out, so two copies compare equal.
-  const shapeOf = (name: string) => JSON.stringify(schemas[name]).replaceAll(`"#/components/schemas/${name}"`, '"#self"');
-  const names = new Map<string, string>();
-  const byShape = new Map<string, string>();
-  for (const name of anonymous) {
-    const shape = shapeOf(name);
-    const known = byShape.get(shape);
-    if (known !== undefined) {
-      // A copy: its references go to the first one's name, and it is dropped.
-      names.set(name, known);
-      delete schemas[name];
-      continue;
-    }
-    const replacement = byShape.size === 0 ? 'JsonValue' : `JsonValue${byShape.size + 1}`;
-    byShape.set(shape, replacement);
-    names.set(name, replacement);
-  }
   let text = JSON.stringify(document);
-  for (const [name, replacement] of names) {
-    text = text.replaceAll(`"#/components/schemas/${name}"`, `"#/components/schemas/${replacement}"`).replaceAll(`"${name}":`, `"${replacement}":`);
+  for (const name of anonymous) {
+    if (!isZodJsonSchema(schemas[name], name)) throw new Error(`The recursive schema ${name} is not z.json(): give it a name and a form openapi-typescript can render.`);
+    text = text.replaceAll(`"#/components/schemas/${name}"`, '"#/components/schemas/JsonValue"');
   }
-  return JSON.parse(text) as OpenAPIObject;
+  const named = JSON.parse(text) as OpenAPIObject;
+  for (const name of anonymous) delete named.components!.schemas![name];
+  Object.assign(named.components!.schemas!, jsonValueComponents);
+  return named;
 }
 
 /**
@@ -236,5 +225,5 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
   }
   document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath(errorResponses), ...artifactOpenApiPaths(errorResponses) } as typeof document.paths;
   document.webhooks = webhooksOpenApi() as OpenAPIObject['webhooks'];
-  return renameAnonymousSchemas(document);
+  return nameJsonValues(document);
 }

@@ -23,6 +23,15 @@ export const taskEventsComponents = {
   },
 };
 
+/** The frame format, in the document as in docs/api.md ("Task event stream"). */
+const FRAME_FORMAT =
+  'A `text/event-stream` (UTF-8) of frames, each one or more `field: value` lines ended by a blank line. For each step, in seq order: ' +
+  '`id: <seq>`, `event: step`, `data: <the Step as one line of JSON>`. Once the task is terminal: `event: done`, `data: <the Task as one line of JSON>`, ' +
+  'and the server ends the stream. Every 15 s without a frame: the comment `: keep-alive`. A stream whose task is not terminal is ended after 300 s: ' +
+  'reconnect with `after_seq` (or `Last-Event-ID`) set to the last id received. Parsed, a frame is a `TaskEvent` (`StepEvent` or `DoneEvent` in components).';
+const FRAME_EXAMPLE =
+  'id: 1\nevent: step\ndata: {"seq":1,"task_id":"task_...","type":"action", ...}\n\n' + 'event: done\ndata: {"id":"task_...","status":"succeeded", ...}\n\n';
+
 const STREAM_ERRORS: ApiErrorCode[] = ['invalid_cursor', 'invalid_api_key', 'insufficient_scope', 'task_not_found', 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'];
 
 /** The stream's entry in the OpenAPI document (raw routes are not generated from tRPC). */
@@ -40,12 +49,11 @@ export function taskEventsOpenApiPath(errorResponses: (codes: readonly ApiErrorC
       ],
       responses: {
         '200': {
-          description:
-            'text/event-stream of `TaskEvent` frames: `id: <seq>` `event: step` `data: <Step>` for each step; ' +
-            'a `: keep-alive` comment every 15 s; `event: done` `data: <Task>` and the stream ends. Closed after 300 s if the task is not terminal: reconnect with `after_seq`.',
+          description: FRAME_FORMAT,
           headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
-          // The body is a stream of these frames (OpenAPI 3.2's itemSchema; 3.1 has no better place).
-          content: { 'text/event-stream': { schema: { $ref: '#/components/schemas/TaskEvent' } } },
+          // What is on the wire: text. Each frame's parsed form is a TaskEvent component
+          // (OpenAPI 3.2's itemSchema would say so; 3.1 has no place for it).
+          content: { 'text/event-stream': { schema: { type: 'string' }, example: FRAME_EXAMPLE } },
         },
         ...errorResponses(STREAM_ERRORS, true),
       },

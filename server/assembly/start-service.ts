@@ -15,6 +15,8 @@ import { taskFileRoute } from '../api/tasks/get-task-file';
 import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
 import { cdpSessionRecordingRoute } from '../api/cdp/get-cdp-session-recording';
 import { EventStreams } from '../http/event-stream';
+import { answerClientError } from '../http/client-error';
+import { ConnectionHonouringResponse } from '../http/connection-close';
 import { BrowserPool, createBrowserProvider } from '../browser';
 import type { Config } from '../core/config';
 import { holdDataDirectory } from '../domain/devices/data-directory-lock';
@@ -255,13 +257,15 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     console: nextConsole?.handle ?? null,
   });
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // Every answer honours a client's `Connection: close` (connection-close.ts).
+  const server = createServer({ ServerResponse: ConnectionHonouringResponse }, (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((error: unknown) => {
       log.error({ err: error }, 'request failed outside a route handler');
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
       res.end();
     });
   });
+  server.on('clientError', answerClientError(log, newRequestId));
   server.on('upgrade', (req, socket, head) => {
     if (upgradeHandlers.some((handle) => handle(req, socket, head))) return;
     if (nextConsole !== null) return nextConsole.upgrade(req, socket, head);

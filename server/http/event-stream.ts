@@ -64,7 +64,9 @@ export function openEventStream(req: IncomingMessage, res: ServerResponse, optio
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
+    // No `Connection` header: Node answers the client's own (keep-alive, or close and the
+    // socket closes after the stream). Forcing keep-alive kept sockets whose next request
+    // Node then refused with a bare 400.
     // Proxies such as nginx would otherwise buffer the stream.
     'X-Accel-Buffering': 'no',
   });
