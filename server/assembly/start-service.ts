@@ -13,6 +13,7 @@ import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
 import { taskFileRoute } from '../api/tasks/get-task-file';
 import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
 import { cdpSessionRecordingRoute } from '../api/cdp/get-cdp-session-recording';
+import { cdpVersionRoute } from '../api/cdp/get-cdp-version';
 import { EventStreams } from '../http/event-stream';
 import { BrowserPool, createBrowserProvider } from '../browser';
 import type { Config } from '../core/config';
@@ -212,6 +213,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     taskRecordingRoute(services),
     sessionRecordingRoute(services),
     cdpSessionRecordingRoute(services),
+    cdpVersionRoute(services),
     stepScreenshotRoute(services),
     taskFileRoute(services),
   ];
