@@ -76,7 +76,7 @@ export async function claimCdpConnection(db: Db, hostId: string, publicId: strin
     if (device === undefined || device.status === 'terminated') throw new ApiError('device_terminated');
     if (device.status !== 'active') throw new ApiError('device_not_ready');
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
-    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
+    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'Another CDP session holds the device until it is deleted or expires.' });
     await tx.update(devices).set({ cdpSessionId: row.id, lastActiveAt: dbNow() }).where(eq(devices.id, device.id));
     const [connected] = await tx
       .update(cdpSessions)
