@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActiveRecording, FrameSource } from '../artifacts/recorder';
@@ -12,12 +13,12 @@ import {
   endedCdpConnections,
   endUnresumableCdpConnections,
   heartbeatCdpConnections,
-  peekCdpSession,
+  openCdpSessionBySecret,
   releaseCdpConnection,
   type CdpDisconnectReason,
 } from '../domain/cdp/cdp-connection';
 import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
-import { newPublicId, parsePublicId } from '../domain/ids';
+import { newPublicId } from '../domain/ids';
 import type { Services } from '../services/services';
 import { asksToReconnect } from '../../shared/reconnect-on-restart';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
@@ -38,6 +39,12 @@ const CHECK_MS = 1_000;
  * ones, and connections waiting for their client to come back that no longer may.
  */
 const HEARTBEAT_MS = 10_000;
+/**
+ * How long a handshake for a session connected here waits for that connection to end: a
+ * client that disconnects and connects again at once (Puppeteer's disconnect() resolves
+ * before the service sees the close) is usually ahead of its own close frame.
+ */
+const RECONNECT_GRACE_MS = 2_000;
 
 /**
  * Close frames the client gets, by why its session ended. A connection can also end with
@@ -63,6 +70,9 @@ interface Connection {
   /** What the device's page shows while the connection is open (issue 14: every CDP session is recorded). */
   recording: Promise<ActiveRecording>;
   ended: boolean;
+  /** Settles when the connection ends here (#detach). */
+  detached: Promise<void>;
+  markDetached: () => void;
 }
 
 function closeSocket(socket: WebSocket, close: { code: number; reason: string }): void {
@@ -172,8 +182,7 @@ export class CdpGateway {
     const early: string[] = [];
     try {
       if (this.#closed) throw new ApiError('device_not_ready');
-      await this.#pausing.get(parsePublicId('cdpSession', publicId) ?? '');
-      const seen = await this.#services.authThrottle.check(req, () => peekCdpSession(this.#services.db, publicId, secret));
+      const seen = await this.#services.authThrottle.check(req, () => openCdpSessionBySecret(this.#services.db, publicId, secret));
       const handle = this.#services.browserPool.get(seen.deviceId);
       if (handle === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#openRelay(seen, req.url ?? '');
@@ -183,6 +192,7 @@ export class CdpGateway {
         }
       }
       if (handle === undefined) throw new ApiError('device_not_ready');
+      await this.#previousConnectionGone(seen.id);
       row = await claimCdpConnection(this.#services.db, this.#services.hostId, publicId, secret);
       const claimed = row;
       channel = await handle
@@ -223,6 +233,21 @@ export class CdpGateway {
     );
   }
 
+  /**
+   * A session connected here gets RECONNECT_GRACE_MS for that connection to end, and then
+   * until it is marked waiting for its client, before the handshake claims it (a claim of
+   * a session still connected is 410 session_expired).
+   */
+  async #previousConnectionGone(cdpSessionId: string): Promise<void> {
+    const previous = this.#connections.get(cdpSessionId);
+    if (previous !== undefined) {
+      const grace = new AbortController();
+      await Promise.race([previous.detached, delay(RECONNECT_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined)]);
+      grace.abort();
+    }
+    await this.#pausing.get(cdpSessionId);
+  }
+
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (ws: WebSocket) => void, onRefused: () => void): void {
     let opened = false;
     if (socket.destroyed) return onRefused();
@@ -245,7 +270,9 @@ export class CdpGateway {
   #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel, relayed: boolean): void {
     // Never rejects: a recording that cannot start is logged and marked failed by the recorder.
     const recording = this.#services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
-    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false };
+    let markDetached = () => undefined as void;
+    const detached = new Promise<void>((resolve) => (markDetached = resolve));
+    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached };
     this.#connections.set(row.id, connection);
     connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
     socket.on('message', (data, isBinary) => {
@@ -300,6 +327,7 @@ export class CdpGateway {
     if (connection.ended) return false;
     connection.ended = true;
     this.#connections.delete(connection.row.id);
+    connection.markDetached();
     connection.stopWatchingKey();
     void connection.channel.close();
     this.#track(connection.recording.then((active) => active.stop()));

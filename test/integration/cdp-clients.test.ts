@@ -12,7 +12,7 @@ import puppeteer24 from 'puppeteer-core';
 import puppeteer25 from 'puppeteer-core-25';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { cdpSessions } from '../../db/schema';
+import { auditEvents, cdpSessions } from '../../db/schema';
 import { parsePublicId } from '../../server/domain/ids';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
@@ -286,9 +286,9 @@ function expectImage(result: CallToolResult): void {
 
 describe('chrome-devtools-mcp', () => {
   it.each([
-    ['--browserUrl (the http form)', (session: CdpSession) => ['--browserUrl', httpForm(session)]],
-    ['--wsEndpoint', (session: CdpSession) => ['--wsEndpoint', session.cdp_url]],
-  ])('through %s lists pages, navigates, snapshots, screenshots and records a performance trace', async (_name, endpoint) => {
+    ['--browserUrl (the http form)', (session: CdpSession) => ['--browserUrl', httpForm(session)], false],
+    ['--wsEndpoint', (session: CdpSession) => ['--wsEndpoint', session.cdp_url], true],
+  ])('through %s lists pages, navigates, snapshots, screenshots and records a performance trace (and, once, a Lighthouse audit)', async (_name, endpoint, withLighthouse) => {
     const session = await openCdp();
     const { client, stderr } = await mcpClient('node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js', [...endpoint(session), '--no-usage-statistics', '--no-performance-crux']);
     try {
@@ -302,6 +302,12 @@ describe('chrome-devtools-mcp', () => {
       expectImage(await call(client, 'take_screenshot', { pageId }, stderr));
       await call(client, 'performance_start_trace', { pageId, reload: true, autoStop: false }, stderr);
       expect(textOf(await call(client, 'performance_stop_trace', { pageId }, stderr))).toContain(pageUrl);
+      if (withLighthouse) {
+        // Lighthouse itself, as the tool runs it on the page: Browser.getVersion on the page's session and the rest.
+        const audit = textOf(await call(client, 'lighthouse_audit', { pageId, mode: 'navigation' }, stderr));
+        expect(audit).toContain(`URL: ${pageUrl}`);
+        expect(audit).toMatch(/Accessibility: \d+/);
+      }
     } finally {
       await client.close();
       await deleteCdp(session);
@@ -320,9 +326,13 @@ describe('Playwright MCP', () => {
       expect(textOf(await call(client, 'browser_snapshot', {}, stderr))).toContain(PAGE_TEXT);
       expectImage(await call(client, 'browser_take_screenshot', {}, stderr));
       await call(client, 'browser_close', {}, stderr);
-      // The next call connects again with the same cdp_url.
+      // The next call connects again with the same cdp_url: a second connection, audited as one.
       expect(textOf(await call(client, 'browser_tabs', { action: 'list' }, stderr))).toContain(pageUrl);
       expect(textOf(await call(client, 'browser_snapshot', {}, stderr))).toContain(PAGE_TEXT);
+      const audited = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
+      const connections = audited.filter((event) => event.action === 'operator.cdp_session.connected').map((event) => (event.details as { reconnected: boolean }).reconnected);
+      expect(connections).toEqual([false, true]);
+      expect(audited.filter((event) => event.action === 'operator.cdp_session.disconnected')).toHaveLength(1);
     } finally {
       await client.close();
       await deleteCdp(session);

@@ -32,22 +32,12 @@ function mayConnect(row: CdpSessionRow): boolean {
 }
 
 /**
- * The CDP session a handshake names, if its secret matches and it may connect now;
- * nothing changes. The instance a client reached uses it to find the device before
- * relaying; the device's own instance claims. Unknown ids and wrong secrets are the same
- * 401 invalid_session_token; one connected now, closed or expired is 410 session_expired.
- */
-export async function peekCdpSession(db: Db, publicId: string, secret: string | null): Promise<CdpSessionRow> {
-  const row = await openCdpSessionBySecret(db, publicId, secret);
-  if (!mayConnect(row)) throw new ApiError('session_expired');
-  return row;
-}
-
-/**
- * The open CDP session `publicId` names, if `secret` is its own, connected now or not:
- * what the DevTools HTTP endpoint (`…/devtools/json/version`) checks before it points at
- * the socket. Unknown ids and wrong secrets are 401 invalid_session_token; closed or
- * expired is 410 session_expired.
+ * The open CDP session `publicId` names, if `secret` is its own, connected now or not;
+ * nothing changes. The instance a handshake reached uses it to find the device before
+ * relaying (the device's own instance claims, and refuses a session connected now), and
+ * the DevTools HTTP endpoint (`…/devtools/json/version`) before it points at the socket.
+ * Unknown ids and wrong secrets are the same 401 invalid_session_token; closed or expired
+ * is 410 session_expired.
  */
 export async function openCdpSessionBySecret(db: Db, publicId: string, secret: string | null): Promise<CdpSessionRow> {
   const id = parsePublicId('cdpSession', publicId);
@@ -65,7 +55,7 @@ export async function openCdpSessionBySecret(db: Db, publicId: string, secret: s
  * A session connected before holds the slot already and takes it on.
  */
 export async function claimCdpConnection(db: Db, hostId: string, publicId: string, secret: string | null): Promise<CdpSessionRow> {
-  const seen = await peekCdpSession(db, publicId, secret);
+  const seen = await openCdpSessionBySecret(db, publicId, secret);
   return db.transaction(async (tx) => {
     const [row] = await tx.select().from(cdpSessions).where(eq(cdpSessions.id, seen.id)).for('update');
     if (row === undefined || !mayConnect(row)) throw new ApiError('session_expired');
