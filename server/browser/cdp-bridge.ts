@@ -1,5 +1,6 @@
 import type { Browser, CDPSession } from 'puppeteer-core';
 import {
+  confinedTraceStart,
   filterTakes,
   inDeviceContext,
   isAllowedUrl,
@@ -207,6 +208,13 @@ export class CdpBridge implements CdpChannel {
       case 'whole_browser_only':
         if (this.#scope.contextId !== null) return this.#refuse(command, `${command.method} would record a browser other devices share.`);
         break;
+      case 'trace_start': {
+        if (this.#scope.contextId !== null) return this.#refuse(command, `${command.method} would record a browser other devices share.`);
+        const confined = confinedTraceStart(params);
+        if (confined === null) return this.#refuse(command, 'Only Chrome\'s own tracing backend can record, without a perfettoConfig.');
+        params = confined;
+        break;
+      }
       case 'forward':
         break;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterTakes, inDeviceContext, isAllowedUrl, isDeviceTarget, parseCdpCommand, ROOT_RULES, sessionRule } from './cdp-rules';
+import { confinedTraceStart, filterTakes, inDeviceContext, isAllowedUrl, isDeviceTarget, parseCdpCommand, ROOT_RULES, sessionRule } from './cdp-rules';
 
 describe('isAllowedUrl', () => {
   it('allows the web, about:blank and data:', () => {
@@ -78,8 +78,13 @@ describe('sessionRule', () => {
     }
   });
 
-  it('lets a page be traced only where every context is the device', () => {
-    for (const method of ['Tracing.start', 'Tracing.end', 'Tracing.getCategories']) expect(sessionRule(method), method).toEqual({ kind: 'whole_browser_only' });
+  it("lets a page be traced only where every context is the device, on Chrome's own tracing backend", () => {
+    for (const method of ['Tracing.end', 'Tracing.getCategories']) expect(sessionRule(method), method).toEqual({ kind: 'whole_browser_only' });
+    expect(sessionRule('Tracing.start')).toEqual({ kind: 'trace_start' });
+    expect(confinedTraceStart({ transferMode: 'ReturnAsStream' })).toEqual({ transferMode: 'ReturnAsStream', tracingBackend: 'chrome' });
+    expect(confinedTraceStart({ tracingBackend: 'auto' })).toEqual({ tracingBackend: 'chrome' });
+    expect(confinedTraceStart({ tracingBackend: 'system' })).toBeNull();
+    expect(confinedTraceStart({ perfettoConfig: 'base64' })).toBeNull();
   });
 });
 

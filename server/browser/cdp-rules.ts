@@ -206,12 +206,19 @@ export type SessionRule =
    * pages: harmless when every context is the device's, not in a browser devices share.
    */
   | { kind: 'whole_browser_only' }
+  /**
+   * Tracing.start: whole browser only as the rest of Tracing, and on Chrome's own tracing
+   * backend (confinedTraceStart), never the host's system tracing service, which records
+   * every process of the machine, other devices' browsers among them.
+   */
+  | { kind: 'trace_start' }
   | { kind: 'refuse' };
 
 export function sessionRule(method: string): SessionRule {
   const domain = method.slice(0, method.indexOf('.'));
   // What Lighthouse and others ask any session: the browser's product and protocol version.
   if (method === 'Browser.getVersion') return { kind: 'forward' };
+  if (method === 'Tracing.start') return { kind: 'trace_start' };
   if (domain === 'Tracing') return { kind: 'whole_browser_only' };
   if (!SESSION_DOMAINS.has(domain) || SESSION_REFUSED.has(method)) return { kind: 'refuse' };
   if (domain === 'Target' && !SESSION_TARGET_METHODS.has(method)) return { kind: 'refuse' };
@@ -221,6 +228,16 @@ export function sessionRule(method: string): SessionRule {
   if (method === 'Fetch.continueRequest') return { kind: 'url', param: 'url', optional: true };
   if (method === 'Storage.getCookies' || method === 'Storage.setCookies' || method === 'Storage.clearCookies') return { kind: 'device_context' };
   return { kind: 'forward' };
+}
+
+/**
+ * Tracing.start's params on Chrome's own backend (`tracingBackend: "chrome"`, whatever the
+ * client chose: `auto` may pick the system service), or null when they ask for the system
+ * backend or bring a `perfettoConfig`, which could name the system's data sources.
+ */
+export function confinedTraceStart(params: Record<string, unknown>): Record<string, unknown> | null {
+  if (params.perfettoConfig !== undefined || params.tracingBackend === 'system') return null;
+  return { ...params, tracingBackend: 'chrome' };
 }
 
 /** A command as a client sends it. */

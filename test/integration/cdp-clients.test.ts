@@ -170,6 +170,8 @@ describe('Playwright', () => {
       const cdp: PlaywrightCdpSession = await browser.contexts()[0]!.newCDPSession(page);
       const send = (method: string, params?: object) => cdp.send(method as never, params as never) as Promise<any>;
       expect((await send('Browser.getVersion')).product).toMatch(/Chrom/);
+      // Never the host's system tracing, which records every process of the machine.
+      await expect(send('Tracing.start', { tracingBackend: 'system' })).rejects.toThrow(/tracing backend/);
       await send('Tracing.start', { transferMode: 'ReturnAsStream', traceConfig: { includedCategories: ['devtools.timeline', 'blink.user_timing', 'loading'] } });
       await page.reload();
       const complete = new Promise<{ stream?: string }>((resolve) => cdp.once('Tracing.tracingComplete' as never, resolve as never));
