@@ -270,8 +270,10 @@ export class CdpGateway {
   #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel, relayed: boolean): void {
     // Never rejects: a recording that cannot start is logged and marked failed by the recorder.
     const recording = this.#services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
-    let markDetached = () => undefined as void;
-    const detached = new Promise<void>((resolve) => (markDetached = resolve));
+    let markDetached!: () => void;
+    const detached = new Promise<void>((resolve) => {
+      markDetached = resolve;
+    });
     const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached };
     this.#connections.set(row.id, connection);
     connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
