@@ -221,6 +221,11 @@ describe('the DevTools HTTP endpoint and refusals', () => {
       expect((await browser.pages()).length).toBeGreaterThan(0);
       await browser.disconnect();
 
+      // The http form itself is no page: a plain 404 that does not repeat the URL.
+      const plain = await fetch(httpForm(session));
+      expect(plain.status).toBe(404);
+      expect(await plain.text()).not.toContain(secret);
+
       // A wrong secret: 401 over HTTP and at the handshake, naming neither secret.
       const wrong = `cdptok_${'A'.repeat(43)}`;
       const wrongHttp = await fetch(versionUrl(httpForm(session).replace(secret, wrong)));
