@@ -311,9 +311,14 @@ describe('chrome-devtools-mcp', () => {
       expect(textOf(await call(client, 'performance_stop_trace', { pageId }, stderr))).toContain(pageUrl);
       if (withLighthouse) {
         // Lighthouse itself, as the tool runs it on the page: Browser.getVersion on the page's session and the rest.
-        const audit = textOf(await call(client, 'lighthouse_audit', { pageId, mode: 'navigation' }, stderr));
-        expect(audit).toContain(`URL: ${pageUrl}`);
-        expect(audit).toMatch(/Accessibility: \d+/);
+        const reports = await mkdtemp(path.join(tmpdir(), 'lighthouse-'));
+        try {
+          const audit = textOf(await call(client, 'lighthouse_audit', { pageId, mode: 'navigation', outputDirPath: reports }, stderr));
+          expect(audit).toContain(`URL: ${pageUrl}`);
+          expect(audit).toMatch(/Accessibility: \d+/);
+        } finally {
+          await rm(reports, { recursive: true, force: true });
+        }
       }
     } finally {
       await client.close();
