@@ -14,6 +14,7 @@ import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
 import { taskFileRoute } from '../api/tasks/get-task-file';
 import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
 import { cdpSessionRecordingRoute } from '../api/cdp/get-cdp-session-recording';
+import { cdpVersionRoute } from '../api/cdp/get-cdp-version';
 import { EventStreams } from '../http/event-stream';
 import { answerClientError } from '../http/client-error';
 import { ConnectionHonouringResponse } from '../http/connection-close';
@@ -215,6 +216,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     taskRecordingRoute(services),
     sessionRecordingRoute(services),
     cdpSessionRecordingRoute(services),
+    cdpVersionRoute(services),
     stepScreenshotRoute(services),
     taskFileRoute(services),
   ];

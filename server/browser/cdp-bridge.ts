@@ -1,5 +1,7 @@
 import type { Browser, CDPSession } from 'puppeteer-core';
 import {
+  confinedTraceStart,
+  filterTakes,
   inDeviceContext,
   isAllowedUrl,
   isDeviceTarget,
@@ -34,26 +36,35 @@ function sendOn(session: CDPSession): Send {
  * the service already holds (a pipe to a local Chromium, a WebSocket to browserless): the
  * client gets a browser-level session of its own (Target.attachToTarget on the browser
  * target, flatten mode), so its auto-attach and discovery settings never touch the
- * service's, and every session it opens from there is its own. Commands pass the rules of
- * cdp-rules.ts; events and answers that name targets are filtered to the device's.
+ * service's, and every session it opens from there is its own. A client that asks for
+ * another browser session (Target.attachToBrowserTarget, Playwright's newCDPSession) gets
+ * one more such session, known to it by its real id, under the same rules. Commands pass
+ * the rules of cdp-rules.ts; events and answers that name targets are filtered to the
+ * device's.
  *
  * Answers travel through puppeteer, so an event Chrome sent just after an answer can
  * reach the client just before it (never the other way round).
  */
 export class CdpBridge implements CdpChannel {
   readonly #root: CDPSession;
+  /** The client's further browser-level sessions (Target.attachToBrowserTarget), by session id. */
+  readonly #browserSessions = new Map<string, CDPSession>();
   readonly #scope: CdpScope;
   readonly #deliver: (message: string) => void;
   readonly #onEnd: (reason: CdpChannelEnd) => void;
   /** The client's sessions of device targets, by session id. */
   readonly #sessions = new Map<string, CDPSession>();
+  /** Of those, the ones on one of the client's browser-level sessions: their target and that session (undefined: the first), by session id. */
+  readonly #topLevelTargets = new Map<string, { targetId: string; browserSessionId: string | undefined }>();
   /** Device targets the client has been told about, for the events that carry only an id. */
   readonly #knownTargets = new Set<string>();
   #ended = false;
   #inFlight = 0;
   #stopWatchingBrowser: () => void = () => undefined;
+  readonly #openBrowserSession: () => Promise<CDPSession>;
 
-  private constructor(root: CDPSession, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
+  private constructor(browser: Browser, root: CDPSession, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
+    this.#openBrowserSession = () => browser.target().createCDPSession();
     this.#root = root;
     this.#scope = scope;
     this.#deliver = deliver;
@@ -62,8 +73,8 @@ export class CdpBridge implements CdpChannel {
 
   static async open(browser: Browser, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpBridge> {
     const root = await browser.target().createCDPSession();
-    const bridge = new CdpBridge(root, scope, deliver, onEnd);
-    root.on('*' as never, ((method: unknown, params: unknown) => bridge.#rootEvent(method, params as Params)) as never);
+    const bridge = new CdpBridge(browser, root, scope, deliver, onEnd);
+    root.on('*' as never, ((method: unknown, params: unknown) => bridge.#rootEvent(undefined, method, params as Params)) as never);
     const gone = () => bridge.#end('browser_gone');
     browser.once('disconnected', gone);
     bridge.#stopWatchingBrowser = () => browser.off('disconnected', gone);
@@ -95,7 +106,8 @@ export class CdpBridge implements CdpChannel {
     this.#stopWatchingBrowser();
     await Promise.all([...this.#sessions.values()].map((session) => session.detach().catch(() => undefined)));
     this.#sessions.clear();
-    await this.#root.detach().catch(() => undefined);
+    await Promise.all([...this.#browserSessions.values(), this.#root].map((session) => session.detach().catch(() => undefined)));
+    this.#browserSessions.clear();
   }
 
   #end(reason: CdpChannelEnd): void {
@@ -105,9 +117,10 @@ export class CdpBridge implements CdpChannel {
   }
 
   async #handle(command: CdpCommand): Promise<void> {
-    if (command.sessionId !== undefined) return this.#handleOnSession(command, command.sessionId);
+    const root = command.sessionId === undefined ? this.#root : this.#browserSessions.get(command.sessionId);
+    if (root === undefined) return this.#handleOnSession(command, command.sessionId!);
     const rule = ROOT_RULES[command.method];
-    const send = sendOn(this.#root);
+    const send = sendOn(root);
     const { params } = command;
     switch (rule?.kind) {
       case undefined:
@@ -147,8 +160,12 @@ export class CdpBridge implements CdpChannel {
         return this.#answer(command, await send(command.method, params));
       case 'detach': {
         const sessionId = params.sessionId;
+        if (typeof sessionId === 'string' && this.#browserSessions.has(sessionId)) return this.#answer(command, await this.#detachBrowserSession(sessionId));
         if (typeof sessionId !== 'string' || !this.#sessions.has(sessionId)) return this.#refuse(command, 'No session with given id');
         return this.#answer(command, await send(command.method, { sessionId }));
+      }
+      case 'browser_session': {
+        return this.#answer(command, { sessionId: this.#addBrowserSession(await this.#openBrowserSession()) });
       }
       case 'list_targets': {
         const { targetInfos } = (await send(command.method, params)) as { targetInfos: TargetInfoLike[] };
@@ -156,9 +173,12 @@ export class CdpBridge implements CdpChannel {
         for (const info of visible) this.#knownTargets.add(info.targetId);
         return this.#answer(command, { targetInfos: visible });
       }
-      case 'auto_attach':
+      case 'auto_attach': {
         if (params.autoAttach === true && params.flatten !== true) return this.#refuse(command, 'Only flatten mode ("flatten": true) is supported.');
-        return this.#answer(command, await send(command.method, params));
+        const result = await send(command.method, params);
+        if (params.autoAttach === true) await this.#attachExisting(root, command.sessionId, params.filter);
+        return this.#answer(command, result);
+      }
     }
   }
 
@@ -185,33 +205,58 @@ export class CdpBridge implements CdpChannel {
         params = confined;
         break;
       }
+      case 'whole_browser_only':
+        if (this.#scope.contextId !== null) return this.#refuse(command, `${command.method} would record a browser other devices share.`);
+        break;
+      case 'trace_start': {
+        if (this.#scope.contextId !== null) return this.#refuse(command, `${command.method} would record a browser other devices share.`);
+        const confined = confinedTraceStart(params);
+        if (confined === null) return this.#refuse(command, 'Only Chrome\'s own tracing backend can record, without a perfettoConfig.');
+        params = confined;
+        break;
+      }
       case 'forward':
         break;
     }
     this.#answer(command, await send(command.method, params));
   }
 
-  /** Events of the client's browser-level session: only what concerns device targets gets through. */
-  #rootEvent(method: unknown, params: Params): void {
+  /**
+   * Chrome auto-attaches a browser session that is not the connection's own (as the
+   * client's is) to the targets created from then on, and to existing pages, but not to
+   * existing tabs, which Puppeteer asks for: the device's existing targets the client's
+   * filter takes and it has no session of yet are attached here, before the answer, as
+   * Chrome would have.
+   */
+  async #attachExisting(root: CDPSession, browserSessionId: string | undefined, filter: unknown): Promise<void> {
+    const { targetInfos } = (await sendOn(root)('Target.getTargets', { filter: [{}] })) as { targetInfos: TargetInfoLike[] };
+    const attached = new Set([...this.#topLevelTargets.values()].filter((each) => each.browserSessionId === browserSessionId).map((each) => each.targetId));
+    const missing = targetInfos.filter((info) => isDeviceTarget(this.#scope, info) && filterTakes(filter, info.type) && !attached.has(info.targetId));
+    // A target closing meanwhile is simply not attached.
+    await Promise.all(missing.map((info) => sendOn(root)('Target.attachToTarget', { targetId: info.targetId, flatten: true }).catch(() => undefined)));
+  }
+
+  /** Events of one of the client's browser-level sessions: only what concerns device targets gets through. */
+  #rootEvent(browserSessionId: string | undefined, method: unknown, params: Params): void {
     if (this.#ended || typeof method !== 'string' || !method.includes('.')) return;
     switch (method) {
       case 'Target.attachedToTarget':
-        return this.#attached(params, undefined);
+        return this.#attached(params, browserSessionId, true);
       case 'Target.detachedFromTarget':
-        return this.#detached(params, undefined);
+        return this.#detached(params, browserSessionId);
       case 'Target.targetCreated':
       case 'Target.targetInfoChanged': {
         const info = params.targetInfo as TargetInfoLike;
         if (!isDeviceTarget(this.#scope, info)) return;
         this.#knownTargets.add(info.targetId);
-        return this.#emit(method, params, undefined);
+        return this.#emit(method, params, browserSessionId);
       }
       case 'Target.targetDestroyed':
       case 'Target.targetCrashed': {
         const targetId = params.targetId as string;
         if (!this.#knownTargets.has(targetId)) return;
         if (method === 'Target.targetDestroyed') this.#knownTargets.delete(targetId);
-        return this.#emit(method, params, undefined);
+        return this.#emit(method, params, browserSessionId);
       }
       default:
         // Browser-wide events (downloads of any context, ...) are not the client's.
@@ -224,18 +269,19 @@ export class CdpBridge implements CdpChannel {
    * client's sessions; any other (another device's page, the browser's own UI) is let go
    * unseen, resumed first if Chrome holds it for the debugger.
    */
-  #attached(params: Params, parentSessionId: string | undefined): void {
+  #attached(params: Params, parentSessionId: string | undefined, onBrowserSession: boolean): void {
     const info = params.targetInfo as TargetInfoLike;
     const sessionId = params.sessionId as string;
     const session = this.#root.connection()?.session(sessionId) ?? null;
     if (session === null) return;
-    if (parentSessionId === undefined && !isDeviceTarget(this.#scope, info)) {
+    if (onBrowserSession && !isDeviceTarget(this.#scope, info)) {
       const send = sendOn(session);
       if (params.waitingForDebugger === true) void send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
       void session.detach().catch(() => undefined);
       return;
     }
     this.#sessions.set(sessionId, session);
+    if (onBrowserSession) this.#topLevelTargets.set(sessionId, { targetId: info.targetId, browserSessionId: parentSessionId });
     this.#knownTargets.add(info.targetId);
     session.on('*' as never, ((childMethod: unknown, childParams: unknown) => this.#sessionEvent(sessionId, childMethod, childParams as Params)) as never);
     this.#emit('Target.attachedToTarget', params, parentSessionId);
@@ -244,15 +290,33 @@ export class CdpBridge implements CdpChannel {
   #detached(params: Params, parentSessionId: string | undefined): void {
     const sessionId = params.sessionId as string;
     if (!this.#sessions.delete(sessionId)) return;
+    this.#topLevelTargets.delete(sessionId);
     this.#emit('Target.detachedFromTarget', params, parentSessionId);
   }
 
   #sessionEvent(sessionId: string, method: unknown, params: Params): void {
     if (this.#ended || typeof method !== 'string' || !method.includes('.') || !this.#sessions.has(sessionId)) return;
     // Frames and workers of a device target belong to the device.
-    if (method === 'Target.attachedToTarget') return this.#attached(params, sessionId);
+    if (method === 'Target.attachedToTarget') return this.#attached(params, sessionId, false);
     if (method === 'Target.detachedFromTarget') return this.#detached(params, sessionId);
     this.#emit(method, params, sessionId);
+  }
+
+  #addBrowserSession(session: CDPSession): string {
+    const sessionId = session.id();
+    this.#browserSessions.set(sessionId, session);
+    session.on('*' as never, ((method: unknown, params: unknown) => this.#rootEvent(sessionId, method, params as Params)) as never);
+    return sessionId;
+  }
+
+  /** Detaching one of the client's further browser sessions, and the sessions it had attached. */
+  async #detachBrowserSession(sessionId: string): Promise<Record<string, never>> {
+    const session = this.#browserSessions.get(sessionId)!;
+    this.#browserSessions.delete(sessionId);
+    for (const [childId, child] of this.#topLevelTargets) if (child.browserSessionId === sessionId) this.#detached({ sessionId: childId }, sessionId);
+    await session.detach().catch(() => undefined);
+    this.#emit('Target.detachedFromTarget', { sessionId }, undefined);
+    return {};
   }
 
   async #isDeviceTargetId(targetId: unknown): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inDeviceContext, isAllowedUrl, isDeviceTarget, parseCdpCommand, ROOT_RULES, sessionRule } from './cdp-rules';
+import { confinedTraceStart, filterTakes, inDeviceContext, isAllowedUrl, isDeviceTarget, parseCdpCommand, ROOT_RULES, sessionRule } from './cdp-rules';
 
 describe('isAllowedUrl', () => {
   it('allows the web, about:blank and data:', () => {
@@ -32,7 +32,7 @@ describe('isDeviceTarget', () => {
 
 describe('the browser-level allow-list', () => {
   it('names no method that reaches the host or other devices', () => {
-    for (const method of ['Browser.crash', 'Browser.crashGpuProcess', 'Browser.getBrowserCommandLine', 'Browser.executeBrowserCommand', 'Target.createBrowserContext', 'Target.disposeBrowserContext', 'Target.attachToBrowserTarget', 'Target.exposeDevToolsProtocol', 'Target.sendMessageToTarget', 'Target.setRemoteLocations', 'SystemInfo.getInfo', 'SystemInfo.getProcessInfo', 'Tracing.start', 'IO.read', 'Memory.getBrowserSamplingProfile', 'Extensions.loadUnpacked', 'PWA.install']) {
+    for (const method of ['Browser.crash', 'Browser.crashGpuProcess', 'Browser.getBrowserCommandLine', 'Browser.executeBrowserCommand', 'Target.createBrowserContext', 'Target.disposeBrowserContext', 'Target.exposeDevToolsProtocol', 'Target.sendMessageToTarget', 'Target.setRemoteLocations', 'SystemInfo.getInfo', 'SystemInfo.getProcessInfo', 'Tracing.start', 'IO.read', 'Memory.getBrowserSamplingProfile', 'Extensions.loadUnpacked', 'PWA.install']) {
       expect(ROOT_RULES[method], method).toBeUndefined();
     }
   });
@@ -42,11 +42,28 @@ describe('the browser-level allow-list', () => {
     expect(ROOT_RULES['Browser.close']).toEqual({ kind: 'end_connection' });
     expect(ROOT_RULES['Target.getBrowserContexts']).toEqual({ kind: 'answer', result: { browserContextIds: [] } });
   });
+
+  it('gives a client asking for another browser session one under these same rules, never the browser target itself', () => {
+    expect(ROOT_RULES['Target.attachToBrowserTarget']).toEqual({ kind: 'browser_session' });
+    expect(isDeviceTarget({ contextId: null }, { targetId: 'B', type: 'browser' })).toBe(false);
+  });
+});
+
+describe('filterTakes', () => {
+  it("reads a Target.TargetFilter as Chrome does: first matching entry decides, none excludes, absent is Chrome's default", () => {
+    const puppeteerFilter = [{ type: 'page', exclude: true }, {}];
+    expect(filterTakes(puppeteerFilter, 'tab')).toBe(true);
+    expect(filterTakes(puppeteerFilter, 'page')).toBe(false);
+    expect(filterTakes([{ type: 'page' }], 'tab')).toBe(false);
+    expect(filterTakes(undefined, 'page')).toBe(true);
+    expect(filterTakes(undefined, 'tab')).toBe(false);
+    expect(filterTakes(undefined, 'browser')).toBe(false);
+  });
 });
 
 describe('sessionRule', () => {
-  it('forwards what runs inside a page', () => {
-    for (const method of ['Runtime.evaluate', 'Page.enable', 'Network.enable', 'DOM.getDocument', 'Input.dispatchMouseEvent', 'Emulation.setDeviceMetricsOverride', 'Target.setAutoAttach']) {
+  it('forwards what runs inside a page, and Browser.getVersion', () => {
+    for (const method of ['Runtime.evaluate', 'Page.enable', 'Network.enable', 'DOM.getDocument', 'Input.dispatchMouseEvent', 'Emulation.setDeviceMetricsOverride', 'Target.setAutoAttach', 'Browser.getVersion', 'IO.read']) {
       expect(sessionRule(method), method).toEqual({ kind: 'forward' });
     }
   });
@@ -56,9 +73,18 @@ describe('sessionRule', () => {
     expect(sessionRule('Fetch.continueRequest')).toEqual({ kind: 'url', param: 'url', optional: true });
     expect(sessionRule('Storage.getCookies')).toEqual({ kind: 'device_context' });
     expect(sessionRule('Target.getTargetInfo')).toEqual({ kind: 'without', param: 'targetId' });
-    for (const method of ['DOM.setFileInputFiles', 'Network.loadNetworkResource', 'Page.setDownloadBehavior', 'Target.createTarget', 'Target.attachToTarget', 'Target.setDiscoverTargets', 'Target.getTargets', 'Browser.close', 'Tracing.start', 'SystemInfo.getInfo', 'Extensions.loadUnpacked', 'Unknown.thing']) {
+    for (const method of ['DOM.setFileInputFiles', 'Network.loadNetworkResource', 'Page.setDownloadBehavior', 'Target.createTarget', 'Target.attachToTarget', 'Target.setDiscoverTargets', 'Target.getTargets', 'Browser.close', 'SystemInfo.getInfo', 'Extensions.loadUnpacked', 'Unknown.thing']) {
       expect(sessionRule(method), method).toEqual({ kind: 'refuse' });
     }
+  });
+
+  it("lets a page be traced only where every context is the device, on Chrome's own tracing backend", () => {
+    for (const method of ['Tracing.end', 'Tracing.getCategories']) expect(sessionRule(method), method).toEqual({ kind: 'whole_browser_only' });
+    expect(sessionRule('Tracing.start')).toEqual({ kind: 'trace_start' });
+    expect(confinedTraceStart({ transferMode: 'ReturnAsStream' })).toEqual({ transferMode: 'ReturnAsStream', tracingBackend: 'chrome' });
+    expect(confinedTraceStart({ tracingBackend: 'auto' })).toEqual({ tracingBackend: 'chrome' });
+    expect(confinedTraceStart({ tracingBackend: 'system' })).toBeNull();
+    expect(confinedTraceStart({ perfettoConfig: 'base64' })).toBeNull();
   });
 });
 

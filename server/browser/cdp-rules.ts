@@ -20,10 +20,33 @@ export interface TargetInfoLike {
 
 /**
  * Target types a client may see and attach to (`tab` is the target above a page, which
- * Puppeteer attaches to). The browser target (a second browser session would bypass these
- * rules) and Chrome's own UI (`browser_ui`, chrome:// pages) are not among them.
+ * Puppeteer attaches to). The browser target (a session of it would bypass these rules:
+ * Target.attachToBrowserTarget is answered with one that keeps them) and Chrome's own UI (`browser_ui`, chrome:// pages) are not among them.
  */
 const DEVICE_TARGET_TYPES = new Set(['tab', 'page', 'iframe', 'worker', 'shared_worker', 'service_worker']);
+
+/** One entry of a Target.TargetFilter: the first entry whose `type` matches (or has none) decides. */
+interface TargetFilterEntry {
+  type?: unknown;
+  exclude?: unknown;
+}
+
+/** Chrome's filter when a client gives none: every type but the browser and tabs. */
+const DEFAULT_TARGET_FILTER: readonly TargetFilterEntry[] = [{ type: 'browser', exclude: true }, { type: 'tab', exclude: true }, {}];
+
+/**
+ * Whether a Target.TargetFilter (as a client gave it to Target.setAutoAttach) takes a
+ * target of `type`, as Chrome reads it: entries in order, the first that matches decides,
+ * none matching excludes; absent is Chrome's default.
+ */
+export function filterTakes(filter: unknown, type: string): boolean {
+  const entries = Array.isArray(filter) ? (filter as TargetFilterEntry[]) : DEFAULT_TARGET_FILTER;
+  for (const entry of entries) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    if (entry.type === undefined || entry.type === type) return entry.exclude !== true;
+  }
+  return false;
+}
 
 export function isDeviceTarget(scope: CdpScope, info: TargetInfoLike): boolean {
   if (!DEVICE_TARGET_TYPES.has(info.type)) return false;
@@ -63,9 +86,14 @@ export type RootRule =
   | { kind: 'attach' }
   /** Target.detachFromTarget: one of the client's own sessions. */
   | { kind: 'detach' }
+  /** Target.attachToBrowserTarget: one more browser-level session of the client's, under these same rules. */
+  | { kind: 'browser_session' }
   /** Target.getTargets: the answer lists the device's targets only. */
   | { kind: 'list_targets' }
-  /** Target.setAutoAttach at the browser level: flatten mode only; foreign targets are hidden as they attach. */
+  /**
+   * Target.setAutoAttach at the browser level: flatten mode only; foreign targets are
+   * hidden as they attach, and the device's existing targets the filter takes are attached.
+   */
   | { kind: 'auto_attach' }
   /** Browser.close: answered, then the CDP connection ends; the device's browser stays. */
   | { kind: 'end_connection' }
@@ -99,13 +127,14 @@ export const ROOT_RULES: Readonly<Record<string, RootRule>> = {
   'Target.activateTarget': { kind: 'device_target', param: 'targetId', optional: false },
   'Target.attachToTarget': { kind: 'attach' },
   'Target.detachFromTarget': { kind: 'detach' },
+  'Target.attachToBrowserTarget': { kind: 'browser_session' },
 };
 
 /**
  * Domains a client may use on a session of one of the device's targets (a page, a frame,
  * a worker): what runs inside the page and the device's own storage. Not among them:
- * Browser, SystemInfo, Tracing (browser-wide), Memory, Extensions, PWA, Cast and anything
- * else Chrome adds later.
+ * Browser (but getVersion), SystemInfo, Memory, Extensions, PWA, Cast and anything else
+ * Chrome adds later; Tracing has a rule of its own (sessionRule).
  */
 const SESSION_DOMAINS = new Set([
   'Accessibility',
@@ -171,10 +200,26 @@ export type SessionRule =
   | { kind: 'device_context' }
   /** Refused when `params[param]` is present (Target.getTargetInfo of another target). */
   | { kind: 'without'; param: string }
+  /**
+   * Only when the device is the whole browser. Tracing on a page's session records the
+   * processes that page uses and the browser process, whose events name other contexts'
+   * pages: harmless when every context is the device's, not in a browser devices share.
+   */
+  | { kind: 'whole_browser_only' }
+  /**
+   * Tracing.start: whole browser only as the rest of Tracing, and on Chrome's own tracing
+   * backend (confinedTraceStart), never the host's system tracing service, which records
+   * every process of the machine, other devices' browsers among them.
+   */
+  | { kind: 'trace_start' }
   | { kind: 'refuse' };
 
 export function sessionRule(method: string): SessionRule {
   const domain = method.slice(0, method.indexOf('.'));
+  // What Lighthouse and others ask any session: the browser's product and protocol version.
+  if (method === 'Browser.getVersion') return { kind: 'forward' };
+  if (method === 'Tracing.start') return { kind: 'trace_start' };
+  if (domain === 'Tracing') return { kind: 'whole_browser_only' };
   if (!SESSION_DOMAINS.has(domain) || SESSION_REFUSED.has(method)) return { kind: 'refuse' };
   if (domain === 'Target' && !SESSION_TARGET_METHODS.has(method)) return { kind: 'refuse' };
   if (method === 'Target.getTargetInfo') return { kind: 'without', param: 'targetId' };
@@ -183,6 +228,16 @@ export function sessionRule(method: string): SessionRule {
   if (method === 'Fetch.continueRequest') return { kind: 'url', param: 'url', optional: true };
   if (method === 'Storage.getCookies' || method === 'Storage.setCookies' || method === 'Storage.clearCookies') return { kind: 'device_context' };
   return { kind: 'forward' };
+}
+
+/**
+ * Tracing.start's params on Chrome's own backend (`tracingBackend: "chrome"`, whatever the
+ * client chose: `auto` may pick the system service), or null when they ask for the system
+ * backend or bring a `perfettoConfig`, which could name the system's data sources.
+ */
+export function confinedTraceStart(params: Record<string, unknown>): Record<string, unknown> | null {
+  if (params.perfettoConfig !== undefined || params.tracingBackend === 'system') return null;
+  return { ...params, tracingBackend: 'chrome' };
 }
 
 /** A command as a client sends it. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActiveRecording, FrameSource } from '../artifacts/recorder';
@@ -12,8 +13,9 @@ import {
   endedCdpConnections,
   endUnresumableCdpConnections,
   heartbeatCdpConnections,
-  peekCdpSession,
+  openCdpSessionBySecret,
   releaseCdpConnection,
+  type CdpDisconnectReason,
 } from '../domain/cdp/cdp-connection';
 import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
 import { newPublicId } from '../domain/ids';
@@ -37,12 +39,21 @@ const CHECK_MS = 1_000;
  * ones, and connections waiting for their client to come back that no longer may.
  */
 const HEARTBEAT_MS = 10_000;
+/**
+ * How long a handshake for a session connected here waits for that connection to end: a
+ * client that disconnects and connects again at once (Puppeteer's disconnect() resolves
+ * before the service sees the close) is usually ahead of its own close frame.
+ */
+const RECONNECT_GRACE_MS = 2_000;
 
 /**
- * Close frames the client gets, by why the connection ended. A stop or a hand-over of the
- * device does not end it: those close with RECONNECT_CLOSES, and the session stays open.
+ * Close frames the client gets, by why its session ended. A connection can also end with
+ * its session still open (CdpDisconnectReason): 1000 `closed` after Browser.close or a
+ * client too slow to read, RECONNECT_CLOSES at a stop or a hand-over of the device.
  */
 const CLOSE_REASONS: Record<CdpCloseReason, { code: number; reason: string }> = {
+  // Also the frame of a connection whose client left (Browser.close) with its session open;
+  // as a session's close reason only in rows of earlier versions, which ended sessions so.
   client_closed: { code: 1000, reason: 'closed' },
   deleted: { code: 4001, reason: 'cdp_session_deleted' },
   expired: { code: 4002, reason: 'cdp_session_expired' },
@@ -59,6 +70,9 @@ interface Connection {
   /** What the device's page shows while the connection is open (issue 14: every CDP session is recorded). */
   recording: Promise<ActiveRecording>;
   ended: boolean;
+  /** Settles when the connection ends here (#detach). */
+  detached: Promise<void>;
+  markDetached: () => void;
 }
 
 function closeSocket(socket: WebSocket, close: { code: number; reason: string }): void {
@@ -85,6 +99,12 @@ export class CdpGateway {
   readonly #relays = new RelayedSockets();
   /** Database writes in flight (ends, pauses) and recordings stopping, so close() waits for them before the database goes. */
   readonly #releases = new Set<Promise<void>>();
+  /**
+   * Sessions whose connection here ended and is being marked as waiting for its client,
+   * by session id: a client that reconnects at once (Playwright MCP after browser_close)
+   * waits for that instead of finding its session still connected.
+   */
+  readonly #pausing = new Map<string, Promise<void>>();
   /**
    * What a connection's recording shows: the page opened last on the device, which is the
    * one a client's `newPage()` made, rather than the agent's page the live view shows.
@@ -162,7 +182,7 @@ export class CdpGateway {
     const early: string[] = [];
     try {
       if (this.#closed) throw new ApiError('device_not_ready');
-      const seen = await this.#services.authThrottle.check(req, () => peekCdpSession(this.#services.db, publicId, secret));
+      const seen = await this.#services.authThrottle.check(req, () => openCdpSessionBySecret(this.#services.db, publicId, secret));
       const handle = this.#services.browserPool.get(seen.deviceId);
       if (handle === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#openRelay(seen, req.url ?? '');
@@ -172,6 +192,7 @@ export class CdpGateway {
         }
       }
       if (handle === undefined) throw new ApiError('device_not_ready');
+      await this.#previousConnectionGone(seen.id);
       row = await claimCdpConnection(this.#services.db, this.#services.hostId, publicId, secret);
       const claimed = row;
       channel = await handle
@@ -179,7 +200,9 @@ export class CdpGateway {
           (message) => (socketForChannel === null ? early.push(message) : this.#deliver(claimed.id, message)),
           (reason) => {
             const connection = this.#connections.get(claimed.id);
-            if (connection !== undefined) this.#end(connection, reason === 'client_closed_browser' ? 'client_closed' : 'device_gone');
+            if (connection === undefined) return;
+            if (reason === 'client_closed_browser') this.#pause(connection, 'client_closed');
+            else this.#end(connection, 'device_gone');
           },
         )
         .catch(() => Promise.reject(new ApiError('device_not_ready')));
@@ -205,9 +228,24 @@ export class CdpGateway {
       },
       () => {
         void opened.close();
-        this.#track(releaseCdpConnection(this.#services.db, claimed.id, 'client_closed'));
+        this.#track(awaitCdpReconnect(this.#services.db, claimed, this.#services.hostId, 'client_closed'));
       },
     );
+  }
+
+  /**
+   * A session connected here gets RECONNECT_GRACE_MS for that connection to end, and then
+   * until it is marked waiting for its client, before the handshake claims it (a claim of
+   * a session still connected is 410 session_expired).
+   */
+  async #previousConnectionGone(cdpSessionId: string): Promise<void> {
+    const previous = this.#connections.get(cdpSessionId);
+    if (previous !== undefined) {
+      const grace = new AbortController();
+      await Promise.race([previous.detached, delay(RECONNECT_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined)]);
+      grace.abort();
+    }
+    await this.#pausing.get(cdpSessionId);
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (ws: WebSocket) => void, onRefused: () => void): void {
@@ -232,25 +270,29 @@ export class CdpGateway {
   #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel, relayed: boolean): void {
     // Never rejects: a recording that cannot start is logged and marked failed by the recorder.
     const recording = this.#services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
-    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false };
+    let markDetached!: () => void;
+    const detached = new Promise<void>((resolve) => {
+      markDetached = resolve;
+    });
+    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached };
     this.#connections.set(row.id, connection);
     connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
     socket.on('message', (data, isBinary) => {
       if (isBinary) return;
       channel.receive(data.toString());
     });
-    socket.on('close', (code) => (relayed && asksToReconnect(code) ? this.#pause(connection, 'service_restart') : this.#end(connection, 'client_closed')));
-    socket.on('error', () => this.#end(connection, 'client_closed'));
+    socket.on('close', (code) => this.#pause(connection, relayed && asksToReconnect(code) ? 'service_restart' : 'client_closed'));
+    socket.on('error', () => this.#pause(connection, 'client_closed'));
   }
 
   #deliver(cdpSessionId: string, message: string): void {
     const connection = this.#connections.get(cdpSessionId);
     if (connection === undefined || connection.ended) return;
-    if (connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return this.#end(connection, 'client_closed');
+    if (connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return this.#pause(connection, 'client_closed');
     connection.socket.send(message);
   }
 
-  /** The connection ends (client, DELETE, expiry, revocation, device gone): recorded, slot freed. */
+  /** The session ends (DELETE, expiry, revocation, device gone): recorded, slot freed. */
   #end(connection: Connection, reason: CdpCloseReason): void {
     if (!this.#detach(connection)) return;
     closeSocket(connection.socket, CLOSE_REASONS[reason]);
@@ -258,14 +300,23 @@ export class CdpGateway {
   }
 
   /**
-   * The socket closes but the connection does not end: its client is to come back (1012).
-   * The close frame goes once the session waits for it, so a client that comes back at
-   * once is not refused as still connected.
+   * The connection ends but its session does not: the client left (1000 `closed`), or is
+   * asked to come back (1012). The session keeps the slot and waits for its client; the
+   * close frame goes once it does, so a client that comes back at once is not refused as
+   * still connected.
    */
-  #pause(connection: Connection, reason: ReconnectReason): void {
+  #pause(connection: Connection, reason: CdpDisconnectReason): void {
     if (!this.#detach(connection)) return;
-    const waiting = awaitCdpReconnect(this.#services.db, connection.row.id, this.#services.hostId);
-    this.#track(waiting.finally(() => closeSocket(connection.socket, RECONNECT_CLOSES[reason])));
+    const { id } = connection.row;
+    const marked = awaitCdpReconnect(this.#services.db, connection.row, this.#services.hostId, reason);
+    const settled: Promise<void> = marked
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.#pausing.get(id) === settled) this.#pausing.delete(id);
+        closeSocket(connection.socket, reason === 'client_closed' ? CLOSE_REASONS.client_closed : RECONNECT_CLOSES[reason]);
+      });
+    this.#pausing.set(id, settled);
+    this.#track(marked);
   }
 
   /**
@@ -278,6 +329,7 @@ export class CdpGateway {
     if (connection.ended) return false;
     connection.ended = true;
     this.#connections.delete(connection.row.id);
+    connection.markDetached();
     connection.stopWatchingKey();
     void connection.channel.close();
     this.#track(connection.recording.then((active) => active.stop()));

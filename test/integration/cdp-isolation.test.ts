@@ -52,16 +52,17 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-/** A fresh cdp_url; a connection that just closed frees the device a moment later. */
+/** A new CDP session's cdp_url, on the address the test reaches; it holds the device until deleted. */
 async function cdpUrl(test: TestService, api: ApiCall, device: string): Promise<string> {
-  let created = await api('POST', `/v1/devices/${device}/cdp`, {});
-  for (let tries = 0; created.status === 409 && tries < 50; tries += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    created = await api('POST', `/v1/devices/${device}/cdp`, {});
-  }
+  const created = await api('POST', `/v1/devices/${device}/cdp`, {});
   expect(created.status).toBe(201);
   const url = new URL(created.body.cdp_url);
   return `${test.url.replace(/^http/, 'ws')}${url.pathname}${url.search}`;
+}
+
+/** Deletes the CDP session of `url`, freeing its device for tasks. */
+async function deleteCdp(api: ApiCall, url: string): Promise<void> {
+  expect((await api('DELETE', `/v1/cdp_sessions/${new URL(url).pathname.split('/')[3]}`)).status).toBe(204);
 }
 
 async function newDevice(api: ApiCall, spaceId: string): Promise<string> {
@@ -128,7 +129,8 @@ describe('a browser that devices share (browserless provider on a raw DevTools e
     expect(neighbourTarget).toBeDefined();
 
     // The raw protocol first: what Playwright never sends.
-    const raw = new WebSocket(await cdpUrl(test, api, mine));
+    const url = await cdpUrl(test, api, mine);
+    const raw = new WebSocket(url);
     await new Promise((resolve, reject) => raw.once('open', resolve).once('error', reject));
     let nextId = 1;
     const send = (method: string, params: object = {}) =>
@@ -158,7 +160,18 @@ describe('a browser that devices share (browserless provider on a raw DevTools e
     raw.close();
     await new Promise((resolve) => raw.once('close', resolve));
 
-    const browser = await chromium.connectOverCDP(await cdpUrl(test, api, mine));
+    // Puppeteer, with the same URL: the device's existing pages (their tabs attached for its
+    // filter), none of the neighbour's; a page may not be traced in a shared browser.
+    const viaPuppeteer = await puppeteer.connect({ browserWSEndpoint: url, defaultViewport: null });
+    const existing = await viaPuppeteer.pages();
+    expect(existing.map((each) => each.url())).toContain('about:blank');
+    expect(existing.map((each) => each.url())).not.toContain(site.url('/neighbour'));
+    const pageSession = await existing[0]!.createCDPSession();
+    expect(((await pageSession.send('Browser.getVersion')) as { product: string }).product).toMatch(/Chrom/);
+    await expect(pageSession.send('Tracing.start')).rejects.toThrow(/share/);
+    await viaPuppeteer.disconnect();
+
+    const browser = await chromium.connectOverCDP(url);
     const context = browser.contexts()[0]!;
     expect(context.pages().map((page) => page.url())).not.toContain(site.url('/neighbour'));
     const page = await context.newPage();
@@ -167,6 +180,7 @@ describe('a browser that devices share (browserless provider on a raw DevTools e
     await context.addCookies([{ name: 'mine_only', value: '1', url: site.url('/') }]);
     expect(browser.contexts()).toHaveLength(1);
     await browser.close();
+    await deleteCdp(api, url);
 
     // The shared browser still runs the neighbour, which never got the cookie; the device did.
     const neighbourTask = await runTask(api, neighbour, `go to ${site.url('/cookies')} then return the text of "#cookies"`);

@@ -146,7 +146,7 @@ async function rawClient(url: string): Promise<{ send: (method: string, params?:
 }
 
 describe('POST /v1/devices/{id}/cdp', () => {
-  it('answers a cdp_session whose cdp_url carries a one-time secret, stored only as a hash, and audits it', async () => {
+  it('answers a cdp_session whose cdp_url carries a secret, stored only as a hash, and audits it', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device, api, { ttl_secs: 120 });
     expect(session).toMatchObject({ object: 'cdp_session', device_id: device });
@@ -189,7 +189,7 @@ describe('POST /v1/devices/{id}/cdp', () => {
 });
 
 describe('Puppeteer through cdp_url', () => {
-  it('opens a page served by the test, reads its title and sets a cookie the next task sees; the slot is held meanwhile; the secret works once', async () => {
+  it('opens a page served by the test, reads its title and sets a cookie the next task sees; the slot is held until the session is deleted; the secret opens one connection at a time', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
@@ -208,18 +208,24 @@ describe('Puppeteer through cdp_url', () => {
       // A second CDP session cannot be created while this one holds the device.
       expect((await api('POST', `/v1/devices/${device}/cdp`, {})).body.error.code).toBe('device_busy');
 
-      // The secret opened this connection; it opens no other.
-      await expect(puppeteer.connect({ browserWSEndpoint: reachable(session) })).rejects.toThrow();
+      // The secret opened this connection; it opens no other while it is open.
+      await expect(puppeteer.connect({ browserWSEndpoint: reachable(session) })).rejects.toThrow(/410/);
     } finally {
       await browser.disconnect();
     }
-    await waitFor(async () => (await slotHolder(device)) === null);
+    // Disconnected, the session still holds the slot (its client may come back) until it is deleted.
+    await waitFor(async () => (await cdpRow(parsePublicId('cdpSession', session.id)!))?.connectionHostId === null);
+    expect(await slotHolder(device)).toBe(parsePublicId('cdpSession', session.id));
+    expect((await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' })).body.error.code).toBe('device_busy');
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    expect(await slotHolder(device)).toBeNull();
     const task = await runTask(device, `go to ${pages.url('/cookies')} then return the text of "#cookies"`);
     expect(task.status).toBe('succeeded');
     expect(JSON.stringify(task.result)).toContain('from_puppeteer=yes');
 
     const audit = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
-    expect(audit.map((event) => event.action).sort()).toEqual(['operator.cdp_session.closed', 'operator.cdp_session.connected', 'operator.cdp_session.created']);
+    expect(audit.map((event) => event.action).sort()).toEqual(['operator.cdp_session.closed', 'operator.cdp_session.connected', 'operator.cdp_session.created', 'operator.cdp_session.disconnected']);
+    expect(audit.find((event) => event.action === 'operator.cdp_session.disconnected')?.details).toMatchObject({ device_id: device, reason: 'client_closed' });
   });
 });
 
@@ -251,20 +257,23 @@ describe('the task slot', () => {
 });
 
 describe('idle suspend', () => {
-  it('spares a device while a CDP connection is open, and suspends it once it closed', async () => {
+  it('spares a device while its CDP session is open, connected or not, and suspends it once the session is deleted', async () => {
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(reachable(await openCdp(device)));
+    const session = await openCdp(device);
+    const client = await rawClient(reachable(session));
     const longAfter = new Date(Date.now() + 7 * 24 * 3600 * 1000);
     expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
     client.socket.close();
-    await waitFor(async () => (await slotHolder(device)) === null);
+    await waitFor(async () => (await cdpRow(parsePublicId('cdpSession', session.id)!))?.connectionHostId === null);
+    expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
     expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(1);
     expect((await api('GET', `/v1/devices/${device}`)).body.status).toBe('sleeping');
   });
 });
 
 describe('Playwright through cdp_url', () => {
-  it('connectOverCDP works: a page, its title, a cookie the next task sees; browser.close() ends the connection and keeps the device', async () => {
+  it('connectOverCDP works: a page, its title, a cookie the next task sees once the session is deleted; browser.close() ends the connection and keeps the device', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     const browser = await chromium.connectOverCDP(reachable(session));
@@ -277,7 +286,7 @@ describe('Playwright through cdp_url', () => {
     expect((await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' })).status).toBe(409);
     await browser.close();
 
-    await waitFor(async () => (await slotHolder(device)) === null);
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
     const task = await runTask(device, `go to ${pages.url('/cookies')} then return the text of "#cookies"`);
     expect(task.status).toBe('succeeded');
     expect(JSON.stringify(task.result)).toContain('from_playwright=yes');
@@ -299,7 +308,12 @@ describe('what a client may do', () => {
     await refused('Tracing.start');
     await refused('Target.createBrowserContext');
     await refused('Target.disposeBrowserContext', { browserContextId: 'x' });
-    await refused('Target.attachToBrowserTarget');
+    // Another browser session is the client's own, under the same rules.
+    const { result: browserSession } = await client.send('Target.attachToBrowserTarget');
+    await refused('Browser.crash', {}, browserSession.sessionId);
+    await refused('Target.createBrowserContext', {}, browserSession.sessionId);
+    await refused('Tracing.start', {}, browserSession.sessionId);
+    expect((await client.send('Target.getBrowserContexts', {}, browserSession.sessionId)).result).toEqual({ browserContextIds: [] });
     await refused('Target.exposeDevToolsProtocol', { targetId: 'x' });
     await refused('Storage.getCookies', { browserContextId: 'another' });
     for (const url of ['file:///etc/passwd', 'chrome://version', 'devtools://devtools/bundled/inspector.html', 'view-source:http://127.0.0.1/', 'javascript:alert(1)']) {
@@ -454,8 +468,9 @@ describe('across instances', () => {
       const again = await rawClient(reachable(session));
       expect((await again.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
       again.socket.close();
-      await waitFor(async () => (await slotHolder(device)) === null);
-      expect((await cdpRow(id))?.closeReason).toBe('client_closed');
+      await waitFor(async () => (await cdpRow(id))?.connectionHostId === null);
+      expect(await slotHolder(device)).toBe(id);
+      expect((await cdpRow(id))?.closedAt).toBeNull();
     } finally {
       await other.close();
     }
@@ -486,9 +501,8 @@ describe('across instances', () => {
     // As a process killed outright leaves it: the connection open in the database, held by this host.
     const hostId = test.service.services.hostId;
     await browser.disconnect();
-    await waitFor(async () => (await slotHolder(device)) === null);
-    await test.service.services.db.update(cdpSessions).set({ closedAt: null, closeReason: null, connectionHostId: hostId }).where(eq(cdpSessions.id, id));
-    await test.service.services.db.update(deviceTable).set({ cdpSessionId: id }).where(eq(deviceTable.id, parsePublicId('device', device)!));
+    await waitFor(async () => (await cdpRow(id))?.connectionHostId === null);
+    await test.service.services.db.update(cdpSessions).set({ connectionHostId: hostId }).where(eq(cdpSessions.id, id));
     await test.restart();
     expect((await cdpRow(id))?.closeReason).toBe('host_lost');
     expect(await slotHolder(device)).toBeNull();
@@ -506,7 +520,8 @@ describe('across instances', () => {
     const expiringId = parsePublicId('cdpSession', expiring.id)!;
     await waitFor(async () => (await cdpRow(expiringId))?.connectionHostId === null);
     await test.service.services.db.update(cdpSessions).set({ expiresAt: new Date(Date.now() - 1_000) }).where(eq(cdpSessions.id, expiringId));
-    expect(await endUnresumableCdpConnections(test.service.services.db)).toBe(1);
+    // Sessions other tests left waiting may end with it.
+    expect(await endUnresumableCdpConnections(test.service.services.db)).toBeGreaterThanOrEqual(1);
     expect((await cdpRow(expiringId))?.closeReason).toBe('expired');
     expect(await slotHolder(first)).toBeNull();
 

@@ -10,48 +10,52 @@ import { secretMatches } from '../secret-hash';
 import { isCdpSecretShaped } from './cdp-secret';
 import { auditedCdpSession, isCdpSessionOpen, loadCdpSessionForCaller, type CdpSessionRow } from './cdp-session-resource';
 
-// The life of a CDP connection in the database. A connection holds the device's task
-// slot in devices.cdp_session_id (task submits check it as they check current_task_id,
-// and idle suspend and sleep leave such a device alone); the instance holding the socket
-// renews heartbeat_at, and a connection whose instance stopped renewing is closed by any
-// instance's sweep, freeing the slot. A connection the service itself closed with 1012 (its
-// instance stopped, or handed the device over) waits for its client with no instance
-// (connection_host_id null), keeping the slot: the same secret connects it again.
+// The life of a CDP connection in the database. A session's first connection takes the
+// device's task slot in devices.cdp_session_id (task submits check it as they check
+// current_task_id, and idle suspend and sleep leave such a device alone), and the session
+// keeps it until it closes (deleted, expired, key revoked, device gone): between its
+// connections (its client disconnected, or the service closed it with 1012) it waits for
+// its client with no instance (connection_host_id null), and the same secret connects it
+// again, one connection at a time. The instance holding a socket renews heartbeat_at, and
+// a connection whose instance stopped renewing is closed by any instance's sweep, freeing
+// the slot.
 
 /** Past this without a heartbeat, a connection's instance is taken to be gone. */
 export const CDP_HEARTBEAT_STALE_MS = 30_000;
 
 /**
  * Whether the session may connect now: open, and no instance holds a connection of it
- * (never used, or waiting for its client after a 1012). Never two connections at once.
+ * (never used, or waiting for its client to come back). Never two connections at once.
  */
 function mayConnect(row: CdpSessionRow): boolean {
   return isCdpSessionOpen(row) && row.connectionHostId === null;
 }
 
 /**
- * The CDP session a handshake names, if its secret matches and it may connect now;
- * nothing changes. The instance a client reached uses it to find the device before
- * relaying; the device's own instance claims. Unknown ids and wrong secrets are the same
- * 401 invalid_session_token; one connected now, closed or expired is 410 session_expired.
+ * The open CDP session `publicId` names, if `secret` is its own, connected now or not;
+ * nothing changes. The instance a handshake reached uses it to find the device before
+ * relaying (the device's own instance claims, and refuses a session connected now), and
+ * the DevTools HTTP endpoint (`…/devtools/json/version`) before it points at the socket.
+ * Unknown ids and wrong secrets are the same 401 invalid_session_token; closed or expired
+ * is 410 session_expired.
  */
-export async function peekCdpSession(db: Db, publicId: string, secret: string | null): Promise<CdpSessionRow> {
+export async function openCdpSessionBySecret(db: Db, publicId: string, secret: string | null): Promise<CdpSessionRow> {
   const id = parsePublicId('cdpSession', publicId);
   if (id === null || secret === null || !isCdpSecretShaped(secret)) throw new ApiError('invalid_session_token');
   const [row] = await db.select().from(cdpSessions).where(eq(cdpSessions.id, id));
   if (row === undefined || !secretMatches(secret, row.secretHash)) throw new ApiError('invalid_session_token');
-  if (!mayConnect(row)) throw new ApiError('session_expired');
+  if (!isCdpSessionOpen(row)) throw new ApiError('session_expired');
   return row;
 }
 
 /**
  * Uses the secret and takes the device's slot for this connection, on `hostId` (the
  * instance running the device's browser), in one transaction: the secret never opens two
- * connections at once, and of a task submit and a connection only one wins the slot. A
- * connection waiting for its client after a 1012 holds the slot already and takes it on.
+ * connections at once, and of a task submit and a first connection only one wins the slot.
+ * A session connected before holds the slot already and takes it on.
  */
 export async function claimCdpConnection(db: Db, hostId: string, publicId: string, secret: string | null): Promise<CdpSessionRow> {
-  const seen = await peekCdpSession(db, publicId, secret);
+  const seen = await openCdpSessionBySecret(db, publicId, secret);
   return db.transaction(async (tx) => {
     const [row] = await tx.select().from(cdpSessions).where(eq(cdpSessions.id, seen.id)).for('update');
     if (row === undefined || !mayConnect(row)) throw new ApiError('session_expired');
@@ -62,7 +66,7 @@ export async function claimCdpConnection(db: Db, hostId: string, publicId: strin
     if (device === undefined || device.status === 'terminated') throw new ApiError('device_terminated');
     if (device.status !== 'active') throw new ApiError('device_not_ready');
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
-    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
+    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'Another CDP session holds the device until it is deleted or expires.' });
     await tx.update(devices).set({ cdpSessionId: row.id, lastActiveAt: dbNow() }).where(eq(devices.id, device.id));
     const [connected] = await tx
       .update(cdpSessions)
@@ -150,17 +154,30 @@ export async function endedCdpConnections(db: Db, ids: string[]): Promise<Map<st
   return ended;
 }
 
+/** Why a connection ended while its session stays open: its client left, or the service asked it to reconnect. */
+export type CdpDisconnectReason = 'client_closed' | 'service_restart';
+
 /**
- * The service closed the connection on `hostId` with 1012 (the instance stops, or hands
- * the device over): the session stays open and keeps the device's slot, and waits, held by
- * no instance, for its client to connect again, to any instance, until it expires or
- * is deleted (endUnresumableCdpConnections).
+ * The connection on `hostId` ended but its session did not: its client disconnected (or
+ * sent Browser.close), or the service closed it with 1012 (the instance stops, or hands
+ * the device over). The session keeps the device's slot and waits, held by no instance,
+ * for its client to connect again, to any instance, until it expires or is deleted
+ * (endUnresumableCdpConnections). Audited per connection, as its connection was.
  */
-export async function awaitCdpReconnect(db: Db, cdpSessionId: string, hostId: string): Promise<void> {
-  await db
-    .update(cdpSessions)
-    .set({ connectionHostId: null, heartbeatAt: null })
-    .where(and(eq(cdpSessions.id, cdpSessionId), eq(cdpSessions.connectionHostId, hostId), isNull(cdpSessions.closedAt)));
+export async function awaitCdpReconnect(db: Db, row: CdpSessionRow, hostId: string, reason: CdpDisconnectReason): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [waiting] = await tx
+      .update(cdpSessions)
+      .set({ connectionHostId: null, heartbeatAt: null })
+      .where(and(eq(cdpSessions.id, row.id), eq(cdpSessions.connectionHostId, hostId), isNull(cdpSessions.closedAt)))
+      .returning({ id: cdpSessions.id });
+    if (waiting === undefined) return;
+    await recordAudit(
+      tx,
+      { orgId: row.orgId, actor: row.keyId, requestId: null },
+      { action: 'operator.cdp_session.disconnected', ...auditedCdpSession(row), details: { device_id: toPublicId('device', row.deviceId), reason } },
+    );
+  });
 }
 
 /**

@@ -7,7 +7,7 @@ import { parsePublicId, toPublicId } from '../ids';
 import type { Principal } from '../keys/principal';
 import { assertSpaceAccess } from '../spaces/space-access';
 
-/** POST /v1/devices/{id}/cdp's answer; `cdp_url` (with its one-time secret) is shown only here. */
+/** POST /v1/devices/{id}/cdp's answer; `cdp_url` (with its secret) is shown only here. */
 export const CdpSessionSchema = z.object({
   object: z.literal('cdp_session'),
   id: z.string(),
