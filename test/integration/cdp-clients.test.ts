@@ -136,9 +136,9 @@ describe.each([
       const events = JSON.parse(Buffer.from(trace).toString()).traceEvents as { name: string; args?: unknown }[];
       expect(events.some((event) => JSON.stringify(event.args ?? {}).includes(pageUrl))).toBe(true);
 
-      // Disconnected, the session keeps the device: a task waits until it is deleted.
-      await browser.disconnect();
+      // While connected the device's slot is held: a task waits.
       await expectTaskRefusedBusy();
+      await browser.disconnect();
 
       browser = await puppeteer.connect({ browserWSEndpoint: session.cdp_url, defaultViewport: null });
       expect((await browser.pages()).map((each) => each.url())).toContain(pageUrl);

@@ -189,7 +189,7 @@ describe('POST /v1/devices/{id}/cdp', () => {
 });
 
 describe('Puppeteer through cdp_url', () => {
-  it('opens a page served by the test, reads its title and sets a cookie the next task sees; the slot is held until the session is deleted; the secret opens one connection at a time', async () => {
+  it('opens a page served by the test, reads its title and sets a cookie the next task sees; the slot is held while connected; the secret opens one connection at a time, and again after a task', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
@@ -213,23 +213,57 @@ describe('Puppeteer through cdp_url', () => {
     } finally {
       await browser.disconnect();
     }
-    // Disconnected, the session still holds the slot (its client may come back) until it is deleted.
-    await waitFor(async () => (await cdpRow(parsePublicId('cdpSession', session.id)!))?.connectionHostId === null);
-    expect(await slotHolder(device)).toBe(parsePublicId('cdpSession', session.id));
-    expect((await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' })).body.error.code).toBe('device_busy');
-    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
-    expect(await slotHolder(device)).toBeNull();
+    // Disconnected, the session stays open for its client but gives the slot back: a task may run.
+    await waitFor(async () => (await slotHolder(device)) === null);
+    expect((await cdpRow(parsePublicId('cdpSession', session.id)!))?.closedAt).toBeNull();
     const task = await runTask(device, `go to ${pages.url('/cookies')} then return the text of "#cookies"`);
     expect(task.status).toBe('succeeded');
     expect(JSON.stringify(task.result)).toContain('from_puppeteer=yes');
+    // The same URL connects again after the task, and finds the page the task left.
+    const again = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
+    try {
+      expect((await again.pages()).map((page) => page.url())).toContain(pages.url('/cookies'));
+    } finally {
+      await again.disconnect();
+    }
+    await waitFor(async () => (await slotHolder(device)) === null);
+    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
 
     const audit = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
-    expect(audit.map((event) => event.action).sort()).toEqual(['operator.cdp_session.closed', 'operator.cdp_session.connected', 'operator.cdp_session.created', 'operator.cdp_session.disconnected']);
+    expect(audit.map((event) => event.action).sort()).toEqual([
+      'operator.cdp_session.closed',
+      'operator.cdp_session.connected',
+      'operator.cdp_session.connected',
+      'operator.cdp_session.created',
+      'operator.cdp_session.disconnected',
+      'operator.cdp_session.disconnected',
+    ]);
     expect(audit.find((event) => event.action === 'operator.cdp_session.disconnected')?.details).toMatchObject({ device_id: device, reason: 'client_closed' });
   });
 });
 
 describe('the task slot', () => {
+  it('between connections a task may take the slot: a reconnection meanwhile is 409 device_busy, and connects once the task ended', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const first = await rawClient(reachable(session));
+    first.socket.close();
+    await first.closed;
+    await waitFor(async () => (await slotHolder(device)) === null);
+    // A task that parks for a human holds the slot until it is canceled.
+    const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'ask a human to confirm "go on?"' });
+    expect(submitted.status).toBe(202);
+    await waitFor(async () => (await api('GET', `/v1/tasks/${submitted.body.id}`)).body.status === 'needs_human');
+    await expect(rawClient(reachable(session))).rejects.toThrow(/409/);
+    expect((await api('POST', `/v1/tasks/${submitted.body.id}/cancel`, {})).status).toBe(202);
+    await waitForTaskEnd(api, submitted.body.id);
+    const again = await rawClient(reachable(session));
+    expect((await again.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
+    expect(await slotHolder(device)).toBe(parsePublicId('cdpSession', session.id));
+    again.socket.close();
+    await again.closed;
+  });
+
   it('of a task submit and a CDP connection racing for the slot, exactly one wins', async () => {
     for (let round = 0; round < 3; round += 1) {
       const device = await devices.create(tenant.spaceId);
@@ -257,23 +291,21 @@ describe('the task slot', () => {
 });
 
 describe('idle suspend', () => {
-  it('spares a device while its CDP session is open, connected or not, and suspends it once the session is deleted', async () => {
+  it('spares a device while a CDP connection is open, and suspends it once the connection closed', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     const client = await rawClient(reachable(session));
     const longAfter = new Date(Date.now() + 7 * 24 * 3600 * 1000);
     expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
     client.socket.close();
-    await waitFor(async () => (await cdpRow(parsePublicId('cdpSession', session.id)!))?.connectionHostId === null);
-    expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
-    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    await waitFor(async () => (await slotHolder(device)) === null);
     expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(1);
     expect((await api('GET', `/v1/devices/${device}`)).body.status).toBe('sleeping');
   });
 });
 
 describe('Playwright through cdp_url', () => {
-  it('connectOverCDP works: a page, its title, a cookie the next task sees once the session is deleted; browser.close() ends the connection and keeps the device', async () => {
+  it('connectOverCDP works: a page, its title, a cookie the next task sees; browser.close() ends the connection and keeps the device', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     const browser = await chromium.connectOverCDP(reachable(session));
@@ -286,7 +318,7 @@ describe('Playwright through cdp_url', () => {
     expect((await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'return the title' })).status).toBe(409);
     await browser.close();
 
-    expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
+    await waitFor(async () => (await slotHolder(device)) === null);
     const task = await runTask(device, `go to ${pages.url('/cookies')} then return the text of "#cookies"`);
     expect(task.status).toBe('succeeded');
     expect(JSON.stringify(task.result)).toContain('from_playwright=yes');
@@ -468,8 +500,8 @@ describe('across instances', () => {
       const again = await rawClient(reachable(session));
       expect((await again.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
       again.socket.close();
-      await waitFor(async () => (await cdpRow(id))?.connectionHostId === null);
-      expect(await slotHolder(device)).toBe(id);
+      await waitFor(async () => (await slotHolder(device)) === null);
+      expect((await cdpRow(id))?.connectionHostId).toBeNull();
       expect((await cdpRow(id))?.closedAt).toBeNull();
     } finally {
       await other.close();
@@ -501,8 +533,9 @@ describe('across instances', () => {
     // As a process killed outright leaves it: the connection open in the database, held by this host.
     const hostId = test.service.services.hostId;
     await browser.disconnect();
-    await waitFor(async () => (await cdpRow(id))?.connectionHostId === null);
+    await waitFor(async () => (await slotHolder(device)) === null);
     await test.service.services.db.update(cdpSessions).set({ connectionHostId: hostId }).where(eq(cdpSessions.id, id));
+    await test.service.services.db.update(deviceTable).set({ cdpSessionId: id }).where(eq(deviceTable.id, parsePublicId('device', device)!));
     await test.restart();
     expect((await cdpRow(id))?.closeReason).toBe('host_lost');
     expect(await slotHolder(device)).toBeNull();

@@ -10,15 +10,16 @@ import { secretMatches } from '../secret-hash';
 import { isCdpSecretShaped } from './cdp-secret';
 import { auditedCdpSession, isCdpSessionOpen, loadCdpSessionForCaller, type CdpSessionRow } from './cdp-session-resource';
 
-// The life of a CDP connection in the database. A session's first connection takes the
-// device's task slot in devices.cdp_session_id (task submits check it as they check
-// current_task_id, and idle suspend and sleep leave such a device alone), and the session
-// keeps it until it closes (deleted, expired, key revoked, device gone): between its
-// connections (its client disconnected, or the service closed it with 1012) it waits for
-// its client with no instance (connection_host_id null), and the same secret connects it
-// again, one connection at a time. The instance holding a socket renews heartbeat_at, and
-// a connection whose instance stopped renewing is closed by any instance's sweep, freeing
-// the slot.
+// The life of a CDP connection in the database. A connection holds the device's task
+// slot in devices.cdp_session_id (task submits check it as they check current_task_id,
+// and idle suspend and sleep leave such a device alone). When its client disconnects, the
+// slot is given back and the session waits, held by no instance (connection_host_id null),
+// for the same secret to connect it again, one connection at a time, until it is deleted
+// or expires; a reconnection takes the slot again if it is free. A connection the service
+// itself closed with 1012 (its instance stopped, or handed the device over) waits for its
+// client keeping the slot: the client did not choose to leave. The instance holding a
+// socket renews heartbeat_at, and a connection whose instance stopped renewing is closed
+// by any instance's sweep, freeing the slot.
 
 /** Past this without a heartbeat, a connection's instance is taken to be gone. */
 export const CDP_HEARTBEAT_STALE_MS = 30_000;
@@ -51,8 +52,8 @@ export async function openCdpSessionBySecret(db: Db, publicId: string, secret: s
 /**
  * Uses the secret and takes the device's slot for this connection, on `hostId` (the
  * instance running the device's browser), in one transaction: the secret never opens two
- * connections at once, and of a task submit and a first connection only one wins the slot.
- * A session connected before holds the slot already and takes it on.
+ * connections at once, and of a task submit and a connection only one wins the slot. A
+ * session waiting for its client after a 1012 holds the slot already and takes it on.
  */
 export async function claimCdpConnection(db: Db, hostId: string, publicId: string, secret: string | null): Promise<CdpSessionRow> {
   const seen = await openCdpSessionBySecret(db, publicId, secret);
@@ -66,7 +67,7 @@ export async function claimCdpConnection(db: Db, hostId: string, publicId: strin
     if (device === undefined || device.status === 'terminated') throw new ApiError('device_terminated');
     if (device.status !== 'active') throw new ApiError('device_not_ready');
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
-    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'Another CDP session holds the device until it is deleted or expires.' });
+    if (device.cdpSessionId !== null && device.cdpSessionId !== row.id) throw new ApiError('device_busy', { message: 'Another CDP connection holds the device.' });
     await tx.update(devices).set({ cdpSessionId: row.id, lastActiveAt: dbNow() }).where(eq(devices.id, device.id));
     const [connected] = await tx
       .update(cdpSessions)
@@ -121,9 +122,11 @@ export async function deleteCdpSession(db: Db, principal: Principal, requestId: 
 }
 
 /**
- * Of the connections `ids` (held here), those that must end now, with why: closed by
- * DELETE, expired, their key revoked, or their device no longer active or no longer held
- * by them (deleted, slept, lost).
+ * Of the sessions `ids` (connected here, or waiting for their client), those that must end
+ * now, with why: closed by DELETE, expired, their key revoked, or their device gone. A
+ * connected one's device is gone when it is no longer active or no longer held by it
+ * (deleted, slept, lost); a waiting one's only when it is terminated: between connections
+ * the device may run a task or sleep, and a reconnection then waits for it (409).
  */
 export async function endedCdpConnections(db: Db, ids: string[]): Promise<Map<string, CdpCloseReason>> {
   const ended = new Map<string, CdpCloseReason>();
@@ -137,6 +140,7 @@ export async function endedCdpConnections(db: Db, ids: string[]): Promise<Map<st
       keyRevokedAt: apiKeys.revokedAt,
       deviceStatus: devices.status,
       deviceHolder: devices.cdpSessionId,
+      connectionHostId: cdpSessions.connectionHostId,
     })
     .from(cdpSessions)
     .leftJoin(apiKeys, eq(apiKeys.keyId, cdpSessions.keyId))
@@ -149,7 +153,7 @@ export async function endedCdpConnections(db: Db, ids: string[]): Promise<Map<st
     if (row.closedAt !== null) ended.set(row.id, row.closeReason ?? 'deleted');
     else if (row.expiresAt <= now) ended.set(row.id, 'expired');
     else if (row.keyRevokedAt !== null) ended.set(row.id, 'key_revoked');
-    else if (row.deviceStatus !== 'active' || row.deviceHolder !== row.id) ended.set(row.id, 'device_gone');
+    else if (row.connectionHostId === null ? row.deviceStatus === 'terminated' : row.deviceStatus !== 'active' || row.deviceHolder !== row.id) ended.set(row.id, 'device_gone');
   }
   return ended;
 }
@@ -160,9 +164,10 @@ export type CdpDisconnectReason = 'client_closed' | 'service_restart';
 /**
  * The connection on `hostId` ended but its session did not: its client disconnected (or
  * sent Browser.close), or the service closed it with 1012 (the instance stops, or hands
- * the device over). The session keeps the device's slot and waits, held by no instance,
- * for its client to connect again, to any instance, until it expires or is deleted
- * (endUnresumableCdpConnections). Audited per connection, as its connection was.
+ * the device over). The session waits, held by no instance, for its client to connect
+ * again, to any instance, until it expires or is deleted (endUnresumableCdpConnections).
+ * A client that left gives the device's slot back (tasks may run meanwhile); after a 1012
+ * the session keeps it. Audited per connection, as its connection was.
  */
 export async function awaitCdpReconnect(db: Db, row: CdpSessionRow, hostId: string, reason: CdpDisconnectReason): Promise<void> {
   await db.transaction(async (tx) => {
@@ -172,6 +177,12 @@ export async function awaitCdpReconnect(db: Db, row: CdpSessionRow, hostId: stri
       .where(and(eq(cdpSessions.id, row.id), eq(cdpSessions.connectionHostId, hostId), isNull(cdpSessions.closedAt)))
       .returning({ id: cdpSessions.id });
     if (waiting === undefined) return;
+    if (reason === 'client_closed') {
+      await tx
+        .update(devices)
+        .set({ cdpSessionId: null, lastActiveAt: dbNow() })
+        .where(and(eq(devices.id, row.deviceId), eq(devices.cdpSessionId, row.id)));
+    }
     await recordAudit(
       tx,
       { orgId: row.orgId, actor: row.keyId, requestId: null },

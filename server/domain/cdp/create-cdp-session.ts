@@ -31,8 +31,8 @@ export interface CreateCdpSessionCall {
 /**
  * POST /v1/devices/{id}/cdp: a DevTools URL for the device. The device must be active
  * (409 device_not_ready; 410 terminated) and its task slot free (409 device_busy: a task
- * runs, or another CDP session holds it); the slot itself is taken when the client first
- * connects, and kept until the session closes (cdp-connection.ts).
+ * runs, or a CDP connection holds it); the slot itself is taken while a client is
+ * connected (cdp-connection.ts).
  */
 export async function createCdpSession(db: Db, publicUrl: string, call: CreateCdpSessionCall): Promise<CdpSession> {
   const ttlSecs = call.body.ttl_secs ?? CDP_TTL_DEFAULT_SECS;
@@ -41,7 +41,7 @@ export async function createCdpSession(db: Db, publicUrl: string, call: CreateCd
     if (device.status === 'terminated') throw new ApiError('device_terminated');
     if (device.status !== 'active') throw new ApiError('device_not_ready');
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
-    if (device.cdpSessionId !== null) throw new ApiError('device_busy', { message: 'A CDP session holds the device until it is deleted (DELETE /v1/cdp_sessions/{id}) or expires.' });
+    if (device.cdpSessionId !== null) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
     const { secret, hash } = mintCdpSecret();
     const [row] = await tx
       .insert(cdpSessions)

@@ -26,7 +26,7 @@ export async function sleepDevice(deps: DeviceDeps, principal: Principal, actor:
     const device = await loadDeviceForCaller(tx, principal, id, { forUpdate: true });
     if (device.status === 'terminated') throw new ApiError('device_terminated');
     if (device.currentTaskId !== null) throw new ApiError('device_busy');
-    if (device.cdpSessionId !== null) throw new ApiError('device_busy', { message: 'A CDP session holds the device until it is deleted (DELETE /v1/cdp_sessions/{id}) or expires.' });
+    if (device.cdpSessionId !== null) throw new ApiError('device_busy', { message: 'A CDP connection holds the device.' });
     if (device.status === 'creating' || device.status === 'waking') throw new ApiError('device_not_ready');
     if (device.status === 'sleeping') return device;
     return transitionDevice(tx, actor, device, 'slept', { reason: 'requested' });
