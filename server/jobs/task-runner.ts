@@ -119,7 +119,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, limit, deps.browserPool.runningDeviceIds());
       return claimed.map((task) => ({ task, claimedAt }));
     },
-    work: ({ task, claimedAt }) => start(task, claimedAt),
+    work: ({ task, claimedAt }) => runTask(task, claimedAt),
     pollMs: POLL_INTERVAL_MS,
     wakeOn: (wake) =>
       deps.taskChannel.subscribeAll((change) => {
@@ -131,7 +131,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task lease sweep failed')));
 
   /** Runs a claimed task until it ends or is stopped; `runs` holds it meanwhile. */
-  async function start(task: TaskRow, claimedAt: number): Promise<void> {
+  async function runTask(task: TaskRow, claimedAt: number): Promise<void> {
     const controller = new AbortController();
     let reason: StopReason | null = null;
     let handingOver = false;
