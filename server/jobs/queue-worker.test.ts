@@ -139,7 +139,7 @@ describe('QueueWorker', () => {
     await vi.advanceTimersByTimeAsync(0);
     queue.notify();
     queue.notify();
-    queue.worker.wake();
+    queue.notify();
     await vi.advanceTimersByTimeAsync(5 * POLL_MS);
     expect(queue.state.claims).toHaveLength(1);
     release();

@@ -56,11 +56,6 @@ export class QueueWorker<T> implements Worker {
     this.#claims.wake();
   }
 
-  /** Claims now, or right after the claim in progress. */
-  wake(): void {
-    this.#claims.wake();
-  }
-
   /**
    * Claims nothing more, then calls `endItems` (which may tell the items in flight to end
    * early), and waits for the items in flight to finish.
