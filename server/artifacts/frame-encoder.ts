@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { PeriodicTimer } from '../domain/periodic-timer';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 // Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4 (up
@@ -36,7 +37,7 @@ export interface EncoderOptions {
 export class FrameEncoder {
   readonly #process: ChildProcess;
   readonly #exited: Promise<string>;
-  readonly #tick: NodeJS.Timeout;
+  readonly #tick: PeriodicTimer;
   readonly #startedAt = Date.now();
   readonly #fps: number;
   /** The video's frame size. */
@@ -74,7 +75,10 @@ export class FrameEncoder {
       this.#process.once('exit', (code, signal) => resolve(code === 0 ? 'ok' : `exited with ${code ?? signal}`));
     });
     this.#writeDue();
-    this.#tick = setInterval(() => this.#writeDue(), Math.round(1000 / options.fps));
+    this.#tick = new PeriodicTimer(Math.round(1000 / options.fps), () => this.#writeDue(), (error) => {
+      this.#stderr += `writing frames failed: ${String(error)}\n`;
+    });
+    this.#tick.start();
   }
 
   get pid(): number | undefined {
@@ -94,7 +98,7 @@ export class FrameEncoder {
   /** Writes the last due frames, closes ffmpeg's input and waits for the file to be complete. */
   stop(): Promise<{ durationMs: number; ok: boolean }> {
     this.#stopping ??= (async () => {
-      clearInterval(this.#tick);
+      await this.#tick.stop();
       this.#writeDue();
       this.#process.stdin!.end();
       const timer = setTimeout(() => this.#process.kill('SIGKILL'), STOP_TIMEOUT_MS);

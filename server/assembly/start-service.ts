@@ -29,12 +29,15 @@ import { loadHostId } from '../domain/devices/host-id';
 import { registerHost } from '../domain/hosts/host-registry';
 import { Authenticator } from '../domain/keys/authenticate';
 import { keyRecordLoader, lastUsedRecorder } from '../domain/keys/key-record';
-import { KeyRevocations } from '../domain/keys/key-revocations';
+import { KEY_REVOKED_CHANNEL, KeyRevocations } from '../domain/keys/key-revocations';
 import { CursorCodec } from '../domain/pagination/cursor';
 import { LimiterStore } from '../domain/rate-limit/limiter-store';
 import { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from '../domain/service-secret';
-import { TaskChannel } from '../domain/channels/task-channel';
+import { Notifications } from '../domain/channels/notifications';
+import { SESSION_CHANNEL } from '../domain/channels/session-channel';
+import { TASK_CHANNEL, TaskChannel } from '../domain/channels/task-channel';
+import { OUTBOX_CHANNEL } from '../domain/events/emit-event';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { CdpGateway } from '../gateway/cdp-gateway';
 import { DeviceViews } from '../gateway/device-views';
@@ -47,7 +50,7 @@ import { createRequestRouter, type Readiness } from './request-router';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import type { RawRoute } from '../http/raw-route';
 import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
-import { escalationWorker } from '../jobs/escalation-worker';
+import { escalationDeliveryWorker, escalationExpiry } from '../jobs/escalation-worker';
 import { retentionSweep } from '../jobs/retention-sweep';
 import { sessionUpkeep } from '../jobs/session-upkeep';
 import { taskRunner } from '../jobs/task-runner';
@@ -161,6 +164,12 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   // One screencast per device, shared by live-view sockets and recordings.
   const deviceViews = new DeviceViews(browserPool);
   const databaseAvailability = new DatabaseAvailability(() => database.sql`select 1`, log);
+  // Every channel this process listens on, on its one LISTEN connection.
+  const notifications = await Notifications.start(
+    database.sql,
+    [TASK_CHANNEL, KEY_REVOKED_CHANNEL, SESSION_CHANNEL, OUTBOX_CHANNEL],
+    databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'notification handling failed')),
+  );
   const services: Services = {
     config,
     db: database.db,
@@ -174,8 +183,9 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
-    taskChannel: await TaskChannel.start(database.sql, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task channel unlisten failed'))),
-    keyRevocations: await KeyRevocations.start(database.sql, database.db, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'key revocation check failed'))),
+    notifications,
+    taskChannel: new TaskChannel(notifications),
+    keyRevocations: new KeyRevocations(notifications, database.db, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'key revocation check failed'))),
     store,
     recorder: new Recorder({ db: database.db, store, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, log }),
   };
@@ -208,7 +218,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   services.browserPool.startWarmBrowsers();
 
   const runner = taskRunner(services);
-  const workers: Worker[] = [hostHeartbeat(services), deviceAdoption(services), retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), runner, webhookDeliveryWorker(services), escalationWorker(services), sessionUpkeep(services)];
+  const workers: Worker[] = [hostHeartbeat(services), deviceAdoption(services), retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), runner, webhookDeliveryWorker(services), escalationDeliveryWorker(services), escalationExpiry(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
   const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
   const rawRoutes: RawRoute[] = [
@@ -322,8 +332,9 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         await egressProxy.close();
         await Promise.all(deviceWrites);
         await limiterStore.close();
-        await services.taskChannel.close();
-        await services.keyRevocations.close();
+        services.taskChannel.close();
+        services.keyRevocations.close();
+        await notifications.close();
         await nextConsole?.close();
         await database.close();
         dataDirectory.release();

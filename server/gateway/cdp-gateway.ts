@@ -19,6 +19,7 @@ import {
 } from '../domain/cdp/cdp-connection';
 import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
 import { newPublicId } from '../domain/ids';
+import { PeriodicTimer } from '../domain/periodic-timer';
 import type { Services } from '../services/services';
 import { asksToReconnect } from '../../shared/reconnect-on-restart';
 import { refuseHandshake, writeRefusal } from './handshake-refusal';
@@ -118,8 +119,9 @@ export class CdpGateway {
       return () => void view.close();
     },
   };
-  #check: NodeJS.Timeout | null = null;
-  #heartbeat: NodeJS.Timeout | null = null;
+  // Both tick functions report their own errors; a tick never overlaps the one before it.
+  readonly #check = new PeriodicTimer(CHECK_MS, () => this.#checkAll(), (error) => this.#services.log.error({ err: error }, 'CDP connection check failed'));
+  readonly #heartbeat = new PeriodicTimer(HEARTBEAT_MS, () => this.#renew(), (error) => this.#services.log.error({ err: error }, 'CDP connection heartbeat failed'));
   #closed = false;
 
   constructor(services: Services) {
@@ -133,10 +135,8 @@ export class CdpGateway {
   async start(): Promise<void> {
     const closed = await closeAbandonedCdpConnections(this.#services.db, this.#services.hostId);
     if (closed > 0) this.#services.log.info({ closed }, 'closed CDP connections of the previous run');
-    this.#check = setInterval(() => void this.#checkAll(), CHECK_MS);
-    this.#check.unref();
-    this.#heartbeat = setInterval(() => void this.#renew(), HEARTBEAT_MS);
-    this.#heartbeat.unref();
+    this.#check.start();
+    this.#heartbeat.start();
   }
 
   get socketCount(): number {
@@ -157,8 +157,7 @@ export class CdpGateway {
    */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#check !== null) clearInterval(this.#check);
-    if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
+    await Promise.all([this.#check.stop(), this.#heartbeat.stop()]);
     for (const connection of this.#connections.values()) this.#pause(connection, 'service_restart');
     this.#relays.closeAll(RECONNECT_CLOSES.service_restart);
     this.#wss.close();

@@ -8,6 +8,7 @@ import { newPublicId, toPublicId } from '../domain/ids';
 import { keyRecordLoader, type LoadKeyRecord } from '../domain/keys/key-record';
 import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
 import { SESSION_CHANNEL } from '../domain/channels/session-channel';
+import { PeriodicTimer } from '../domain/periodic-timer';
 import { currentSession } from '../domain/sessions/live-view-session';
 import { isSessionLive, type SessionRow } from '../domain/sessions/session-resource';
 import { iso } from '../domain/time';
@@ -64,8 +65,8 @@ export class SessionGateway {
   readonly #keyChecks = new Map<string, { at: number; allowed: Promise<boolean> }>();
   /** Sockets per session, counted where the device's browser runs (relayed ones included). */
   readonly #socketSlots: ConcurrencySlots;
-  #sweep: NodeJS.Timeout | null = null;
-  #unlisten: (() => Promise<void>) | null = null;
+  readonly #sweep = new PeriodicTimer(SWEEP_MS, () => this.#checkAll(), (error) => this.#services.log.error({ err: error }, 'live-view sweep failed'));
+  #unsubscribe: () => void = () => undefined;
   #closed = false;
 
   constructor(services: Services, views: DeviceViews) {
@@ -77,10 +78,12 @@ export class SessionGateway {
   }
 
   async start(): Promise<void> {
-    const { unlisten } = await this.#services.sql.listen(SESSION_CHANNEL, (sessionId) => void this.#refresh(sessionId));
-    this.#unlisten = unlisten;
-    this.#sweep = setInterval(() => this.#checkAll(), SWEEP_MS);
-    this.#sweep.unref();
+    this.#unsubscribe = this.#services.notifications.subscribe(SESSION_CHANNEL, {
+      onNotify: (sessionId) => void this.#refresh(sessionId),
+      // Changes notified while the connection was down were lost: every watched session is read again.
+      onReconnect: () => new Set([...this.#connections].map((connection) => connection.session.id)).forEach((sessionId) => void this.#refresh(sessionId)),
+    });
+    this.#sweep.start();
   }
 
   /** Sockets this instance serves, plus those it relays to another instance. */
@@ -102,8 +105,8 @@ export class SessionGateway {
    */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#sweep !== null) clearInterval(this.#sweep);
-    await this.#unlisten?.().catch(() => undefined);
+    this.#unsubscribe();
+    await this.#sweep.stop();
     for (const connection of this.#connections) this.#end(connection, RECONNECT_CLOSES.service_restart);
     this.#relays.closeAll(RECONNECT_CLOSES.service_restart);
     this.#wss.close();

@@ -41,9 +41,13 @@ describe('openRelay', () => {
       socket.write('HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n\r\n');
       // A body that never ends: only a relay that stops at the limit returns.
       const chunk = ' '.repeat(64 * 1024);
-      const timer = setInterval(() => socket.write(chunk), 1);
-      socket.on('close', () => clearInterval(timer));
-      socket.on('error', () => clearInterval(timer));
+      let open = true;
+      socket.on('close', () => (open = false));
+      socket.on('error', () => (open = false));
+      const writeMore = () => {
+        if (open) socket.write(chunk, writeMore);
+      };
+      writeMore();
     });
     const failure = await openRelay(url, '/v1/sessions/ses_x/ws', ['svc.operator.v1']).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);

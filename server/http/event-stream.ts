@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors';
+import { PeriodicTimer } from '../domain/periodic-timer';
 import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
 
 // Server-sent events as a transport: the response's headers, keep-alive comments, a
@@ -76,7 +77,7 @@ export function openEventStream(req: IncomingMessage, res: ServerResponse, optio
   const end = (closeConnection = false) => {
     if (ended) return;
     ended = true;
-    clearInterval(keepAlive);
+    void keepAlive.stop();
     clearTimeout(maxDuration);
     unregister();
     options.onEnd();
@@ -85,7 +86,9 @@ export function openEventStream(req: IncomingMessage, res: ServerResponse, optio
     });
   };
   const unregister = options.streams.add(end);
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.timing.keepAliveMs);
+  // A write to a response gone bad is ended by its 'error' event, not by the timer.
+  const keepAlive = new PeriodicTimer(options.timing.keepAliveMs, () => void res.write(': keep-alive\n\n'), () => end());
+  keepAlive.start();
   const maxDuration = setTimeout(() => end(), options.timing.maxStreamMs);
   req.on('close', () => end());
   res.on('error', () => end());

@@ -9,24 +9,24 @@ import { expireOverdueEscalations } from '../domain/escalations/expire-escalatio
 import { deliverWebhook } from '../domain/webhooks/deliver';
 import { signPayload } from '../domain/webhooks/signature';
 import type { Services } from '../services/services';
+import { QueueWorker } from './queue-worker';
 import { periodicWorker, type Worker } from './worker';
 
-// Escalations are rare and wait for people: a one-second tick is prompt enough for both
-// the POST to the escalation URL and expiry, and costs an idle service two queries.
+// Escalations are rare and wait for people: within a second is prompt enough for both the
+// POST to the escalation URL and expiry, and costs an idle service two queries a second.
 const TICK_MS = 1_000;
-// Deliveries claimed per tick; the rest are claimed on the next one.
-const CLAIM_LIMIT = 16;
+// Deliveries worked at once; the rest are claimed as those finish.
+const CONCURRENCY = 16;
 const LEASE_MARGIN_MS = 5_000;
 const USER_AGENT = 'browser-device-operator-escalations/0.1.0';
 
 /**
- * Expires escalations nobody answered in time (failing their tasks) and POSTs new ones
- * to their organization's escalation URL under the webhook delivery rules: signed with
- * the organization's escalation signing secret, destination checked after DNS
- * resolution, 10 s timeout, no redirects, retries on the webhook schedule until the
- * escalation is answered or expires.
+ * POSTs new escalations to their organization's escalation URL under the webhook delivery
+ * rules: signed with the organization's escalation signing secret, destination checked
+ * after DNS resolution, 10 s timeout, no redirects, retries on the webhook schedule until
+ * the escalation is answered or expires.
  */
-export function escalationWorker(services: Services): Worker {
+export function escalationDeliveryWorker(services: Services): Worker {
   const { db, log, instanceId: owner, config } = services;
   const { timeoutMs, allowPrivateDestinations, retryScheduleMs } = config.webhooks;
 
@@ -47,20 +47,28 @@ export function escalationWorker(services: Services): Worker {
     else await recordEscalationDeliveryFailed(db, delivery, result.lastError, { retryScheduleMs });
   }
 
+  return new QueueWorker({
+    name: 'escalation-delivery',
+    concurrency: CONCURRENCY,
+    claim: (limit) => claimDueEscalationDeliveries(db, owner, limit, timeoutMs + LEASE_MARGIN_MS, config.http.publicUrl),
+    work: deliver,
+    pollMs: TICK_MS,
+    onError: services.databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'escalation delivery claim failed')),
+    onItemError: (delivery, error) => {
+      if (!services.databaseAvailability.absorb(error)) log.error({ err: error, escalationId: delivery.id }, 'escalation delivery could not be recorded');
+    },
+  });
+}
+
+/** Expires escalations nobody answered in time, failing their tasks. */
+export function escalationExpiry(services: Services): Worker {
   return periodicWorker(
-    'escalations',
+    'escalation-expiry',
     TICK_MS,
     async () => {
-      const expired = await expireOverdueEscalations(db, config.agent);
-      if (expired > 0) log.info({ expired }, 'escalations expired unanswered; their tasks failed with escalation_expired');
-      const claimed = await claimDueEscalationDeliveries(db, owner, CLAIM_LIMIT, timeoutMs + LEASE_MARGIN_MS, config.http.publicUrl);
-      await Promise.all(
-        claimed.map((delivery) =>
-          // The lease stays on an error, so the attempt is made again once it runs out.
-          deliver(delivery).catch(services.databaseAvailability.reportingOthers((error) => log.error({ err: error, escalationId: delivery.id }, 'escalation delivery could not be recorded'))),
-        ),
-      );
+      const expired = await expireOverdueEscalations(services.db, services.config.agent);
+      if (expired > 0) services.log.info({ expired }, 'escalations expired unanswered; their tasks failed with escalation_expired');
     },
-    services.databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'escalation sweep failed')),
+    services.databaseAvailability.reportingOthers((error) => services.log.error({ err: error }, 'escalation expiry failed')),
   );
 }

@@ -18,9 +18,9 @@ import { openEscalation } from '../domain/escalations/open-escalation';
 import { takeCredentials } from '../domain/escalations/credential-seal';
 import { compileOutputSchema } from '../agent/output-schema';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
-import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services/services';
-import { PeriodicTimer } from './periodic-timer';
+import { PeriodicTimer } from '../domain/periodic-timer';
+import { QueueWorker } from './queue-worker';
 import type { Worker } from './worker';
 import { gatedPageDriver } from './gated-page-driver';
 import { ActionError } from '../browser';
@@ -82,7 +82,12 @@ interface Run {
   stop(reason: StopReason): void;
   /** Lets the action in progress finish, then stops before the next one (HANDOVER_WAIT_MS at most). */
   handOver(): void;
-  done: Promise<void>;
+}
+
+/** A task the runner leased, and when the claim was sent: its lease runs from no earlier. */
+interface ClaimedTask {
+  task: TaskRow;
+  claimedAt: number;
 }
 
 /** The task worker; stop() ends its runs as the browsers close, handOver() leaves them to the next service. */
@@ -101,26 +106,32 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   const { config, log, databaseAvailability } = deps;
   const runs = new Map<string, Run>();
   const heartbeatMs = Math.max(250, Math.floor(config.agent.leaseMs / 3));
-  let unsubscribe: () => void = () => undefined;
 
   const planner: Planner =
     config.agent.model === null ? createOfflinePlanner() : createModelPlanner(config.agent.model);
 
-  /** Claims as many tasks as there are free run slots. */
-  async function claimFreeSlots(): Promise<void> {
-    const free = config.agent.workers - runs.size;
-    const claimedAt = Date.now();
-    const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, free, deps.browserPool.runningDeviceIds());
-    for (const task of claimed) start(task, claimedAt);
-  }
-
   // Woken by submissions, resumes and ended runs; wake-ups during a claim make one more.
-  const claimFailed = databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task claim failed'));
-  const claims = new SingleFlight(claimFreeSlots, claimFailed);
-  const poll = new PeriodicTimer(POLL_INTERVAL_MS, () => claims.wake(), claimFailed);
+  const queue = new QueueWorker<ClaimedTask>({
+    name: 'task-runner',
+    concurrency: config.agent.workers,
+    claim: async (limit) => {
+      const claimedAt = Date.now();
+      const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, limit, deps.browserPool.runningDeviceIds());
+      return claimed.map((task) => ({ task, claimedAt }));
+    },
+    work: ({ task, claimedAt }) => runTask(task, claimedAt),
+    pollMs: POLL_INTERVAL_MS,
+    wakeOn: (wake) =>
+      deps.taskChannel.subscribeAll((change) => {
+        if (change !== 'step') wake();
+      }),
+    onError: databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task claim failed')),
+    onItemError: ({ task }, error) => log.error({ err: error, taskId: task.id }, 'task run failed'),
+  });
   const leaseSweep = new PeriodicTimer(heartbeatMs, sweep, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'task lease sweep failed')));
 
-  function start(task: TaskRow, claimedAt: number): void {
+  /** Runs a claimed task until it ends or is stopped; `runs` holds it meanwhile. */
+  async function runTask(task: TaskRow, claimedAt: number): Promise<void> {
     const controller = new AbortController();
     let reason: StopReason | null = null;
     let handingOver = false;
@@ -136,15 +147,13 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
         handingOver = true;
         setTimeout(() => stop('handover'), HANDOVER_WAIT_MS).unref();
       },
-      done: Promise.resolve(),
     };
     runs.set(task.id, run);
-    run.done = drive(task, { signal: controller.signal, stop, stopReason: () => reason, handingOver: () => handingOver, claimedAt })
-      .catch((error: unknown) => log.error({ err: error, taskId: task.id }, 'task run failed'))
-      .finally(() => {
-        runs.delete(task.id);
-        claims.wake();
-      });
+    try {
+      await drive(task, { signal: controller.signal, stop, stopReason: () => reason, handingOver: () => handingOver, claimedAt });
+    } finally {
+      runs.delete(task.id);
+    }
   }
 
   interface RunControl {
@@ -354,25 +363,23 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
 
   /** Stops claiming, then stops every run the way `how` says, and waits for them to end. */
   async function stopRuns(how: (run: Run) => void): Promise<void> {
-    unsubscribe();
-    // A claim in flight may still start runs; stop them all once it settled.
-    await Promise.all([claims.stop(), poll.stop(), leaseSweep.stop()]);
-    for (const run of runs.values()) how(run);
-    await Promise.all([...runs.values()].map((run) => run.done));
+    // A claim in flight may still start runs; they are stopped too, once it settled.
+    await Promise.all([
+      queue.stop(() => {
+        for (const run of runs.values()) how(run);
+      }),
+      leaseSweep.stop(),
+    ]);
   }
 
   return {
     name: 'task-runner',
     start() {
-      unsubscribe = deps.taskChannel.subscribeAll((change) => {
-        if (change !== 'step') claims.wake();
-      });
       deps.browserPool.onDeviceLost((deviceId) => {
         for (const run of runs.values()) if (run.task.deviceId === deviceId) run.stop('device_lost');
       });
-      poll.start();
       leaseSweep.start();
-      claims.wake();
+      queue.start();
     },
     stop: () => stopRuns((run) => run.stop('shutdown')),
     handOver: () => stopRuns((run) => run.handOver()),

@@ -11,8 +11,8 @@ import {
   type ClaimedDelivery,
 } from '../domain/webhooks/delivery-queue';
 import { signPayload } from '../domain/webhooks/signature';
-import { SingleFlight } from '../domain/single-flight';
 import type { Services } from '../services/services';
+import { QueueWorker } from './queue-worker';
 import type { Worker } from './worker';
 
 // The lease outlives one attempt (bounded by the delivery timeout) by this much, which covers
@@ -53,19 +53,15 @@ function batchedWriter<T>(write: (items: T[]) => Promise<void>): (item: T) => Pr
 }
 
 /**
- * Delivers the outbox: claims due deliveries (woken by NOTIFY on new events and by a timer
- * for retries), sends up to `config.webhooks.concurrency` at once, and records each outcome.
- * On stop it claims nothing more and lets the attempts in flight finish and be recorded.
+ * Delivers the outbox: claims due deliveries (woken by NOTIFY on new events, and for retries
+ * when the next one falls due), sends up to `config.webhooks.concurrency` at once, and
+ * records each outcome. On stop it claims nothing more and lets the attempts in flight
+ * finish and be recorded.
  */
 export function webhookDeliveryWorker(services: Services): Worker {
   const { db, log, instanceId: owner } = services;
   const { timeoutMs, concurrency, allowPrivateDestinations, retryScheduleMs } = services.config.webhooks;
-  const leaseMs = timeoutMs + LEASE_MARGIN_MS;
-  const inFlight = new Set<Promise<void>>();
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let unlisten: (() => Promise<void>) | null = null;
-  const claimDueDeliveries = prepareDeliveryClaim(db, owner, leaseMs);
+  const claimDueDeliveries = prepareDeliveryClaim(db, owner, timeoutMs + LEASE_MARGIN_MS);
   const recordSuccess = batchedWriter((deliveries: ClaimedDelivery[]) => recordSuccesses(db, deliveries));
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
@@ -90,66 +86,20 @@ export function webhookDeliveryWorker(services: Services): Worker {
     else await recordFailure(db, delivery, result.lastError, { retryScheduleMs });
   }
 
-  function launch(delivery: ClaimedDelivery): void {
-    const running = attempt(delivery)
-      // The lease stays in place on an error, so the attempt is retried once it runs out.
-      .catch(services.databaseAvailability.reportingOthers((error) => log.error({ err: error, delivery: delivery.id }, 'webhook delivery could not be recorded')))
-      .finally(() => {
-        inFlight.delete(running);
-        // Refilled in batches: one claim for half the slots costs about what a claim for
-        // one does, and a busy pipeline would otherwise claim once per completed attempt.
-        if (inFlight.size <= concurrency / 2) pumps.wake();
-      });
-    inFlight.add(running);
-  }
-
-  /** Fills the free slots, then sleeps until the next delivery falls due. */
-  async function pump(): Promise<void> {
-    while (!stopped && inFlight.size < concurrency) {
-      const claimed = await claimDueDeliveries(concurrency - inFlight.size);
-      // Launched even if stop began meanwhile: stop waits for them, rather than leaving them
-      // leased until the lease runs out.
-      claimed.forEach(launch);
-      if (claimed.length === 0) break;
-    }
-    if (!stopped && inFlight.size < concurrency) scheduleIdleWake((await msUntilNextDue(db)) ?? MAX_IDLE_MS);
-  }
-
-  // Woken by NOTIFY, by the idle timer and by finished attempts; wakes during a pass make one more.
-  const reportPumpError = services.databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'webhook delivery pump failed'));
-  const pumps = new SingleFlight(pump, (error) => {
-    reportPumpError(error);
-    scheduleIdleWake(MAX_IDLE_MS);
-  });
-
-  function scheduleIdleWake(waitMs: number): void {
-    if (stopped) return;
-    if (timer !== null) clearTimeout(timer);
-    timer = setTimeout(() => pumps.wake(), Math.min(Math.max(waitMs, 0), MAX_IDLE_MS));
-    timer.unref();
-  }
-
-  return {
+  return new QueueWorker({
     name: 'webhook-delivery',
-    start() {
-      services.sql
-        .listen(OUTBOX_CHANNEL, () => pumps.wake())
-        .then(
-          (meta) => {
-            if (stopped) void meta.unlisten();
-            else unlisten = meta.unlisten;
-          },
-          (error: unknown) => log.error({ err: error }, 'could not LISTEN for outbox notifications; polling only'),
-        );
-      pumps.wake();
+    concurrency,
+    claim: claimDueDeliveries,
+    work: attempt,
+    pollMs: MAX_IDLE_MS,
+    nextDueInMs: () => msUntilNextDue(db),
+    // Refilled in batches: one claim for half the slots costs about what a claim for one
+    // does, and a busy pipeline would otherwise claim once per completed attempt.
+    refillAt: Math.ceil(concurrency / 2),
+    wakeOn: (wake) => services.notifications.subscribe(OUTBOX_CHANNEL, { onNotify: wake, onReconnect: wake }),
+    onError: services.databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'webhook delivery pump failed')),
+    onItemError: (delivery, error) => {
+      if (!services.databaseAvailability.absorb(error)) log.error({ err: error, delivery: delivery.id }, 'webhook delivery could not be recorded');
     },
-    async stop() {
-      stopped = true;
-      if (timer !== null) clearTimeout(timer);
-      await unlisten?.().catch(() => {});
-      await pumps.stop();
-      // No attempt starts once the pump stopped; those in flight finish and are recorded.
-      await Promise.all(inFlight);
-    },
-  };
+  });
 }

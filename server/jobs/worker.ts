@@ -1,4 +1,4 @@
-import { PeriodicTimer } from './periodic-timer';
+import { PeriodicTimer } from '../domain/periodic-timer';
 
 /** A background loop owned by the server process; stopped before the database closes. */
 export interface Worker {

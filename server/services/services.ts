@@ -7,6 +7,7 @@ import type { Authenticator } from '../domain/keys/authenticate';
 import type { KeyRevocations } from '../domain/keys/key-revocations';
 import type { CursorCodec } from '../domain/pagination/cursor';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
+import type { Notifications } from '../domain/channels/notifications';
 import type { TaskChannel } from '../domain/channels/task-channel';
 import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
 import type { Logger } from '../core/log';
@@ -39,9 +40,11 @@ export interface Services {
   /** Failed authentications per client address, on every bearer entrance. */
   authThrottle: AuthFailureThrottle;
   cursors: CursorCodec;
-  /** This process's one LISTEN on task changes, fanned out to event streams and the task worker. */
+  /** This process's one LISTEN connection: every NOTIFY channel is subscribed to through it. */
+  notifications: Notifications;
+  /** Task changes, fanned out to event streams and the task worker. */
   taskChannel: TaskChannel;
-  /** This process's one LISTEN on key revocations: event streams of a revoked key end. */
+  /** Key revocations: event streams of a revoked key end. */
   keyRevocations: KeyRevocations;
   /** Recordings, step screenshots and downloaded files (OPERATOR_STORAGE_URL). */
   store: ObjectStore;

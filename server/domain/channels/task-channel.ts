@@ -1,6 +1,6 @@
 import { sql as drizzleSql } from 'drizzle-orm';
-import type postgres from 'postgres';
 import type { DbOrTx } from '../../../db/client';
+import type { Notifications } from './notifications';
 
 /** NOTIFY channel for task changes; the payload is `<change>:<task uuid>`. */
 export const TASK_CHANNEL = 'operator_task_changed';
@@ -20,26 +20,21 @@ export async function notifyTaskChange(tx: DbOrTx, taskId: string, change: Exclu
 type Listener = (change: TaskChange, taskId: string) => void;
 
 /**
- * One LISTEN connection per process, fanned out to in-process subscribers: the event
- * streams of a task and the worker driving it. Notifications make new steps and cancels
- * reach them at once, across instances, without polling.
+ * Task changes fanned out to in-process subscribers: the event streams of a task and the
+ * worker driving it. Notifications make new steps and cancels reach them at once, across
+ * instances, without polling.
  */
 export class TaskChannel {
   private readonly byTask = new Map<string, Set<Listener>>();
   private readonly everyTask = new Set<Listener>();
-  private unlisten: (() => Promise<void>) | null = null;
+  private readonly unsubscribe: () => void;
 
-  static async start(sql: postgres.Sql, onError: (error: unknown) => void): Promise<TaskChannel> {
-    const channel = new TaskChannel();
-    const listening = await sql.listen(
-      TASK_CHANNEL,
-      (payload) => channel.dispatch(payload),
-      // Also called after every reconnect: whatever was notified meanwhile is lost, so
-      // every subscriber re-reads.
-      () => channel.broadcast('reconnected'),
-    );
-    channel.unlisten = () => listening.unlisten().catch(onError);
-    return channel;
+  constructor(notifications: Notifications) {
+    this.unsubscribe = notifications.subscribe(TASK_CHANNEL, {
+      onNotify: (payload) => this.dispatch(payload),
+      // Whatever was notified while the connection was down is lost: every subscriber re-reads.
+      onReconnect: () => this.broadcast('reconnected'),
+    });
   }
 
   /** Calls `listener` on every change of one task; returns the unsubscribe function. */
@@ -60,8 +55,8 @@ export class TaskChannel {
     return () => this.everyTask.delete(listener);
   }
 
-  async close(): Promise<void> {
-    await this.unlisten?.();
+  close(): void {
+    this.unsubscribe();
     this.byTask.clear();
     this.everyTask.clear();
   }

@@ -35,7 +35,7 @@ describe('holdDataDirectory', () => {
     // A real holder killed outright: the kernel drops its lock with it.
     const holder = spawn(
       process.execPath,
-      ['--import', 'tsx', '-e', `import('./server/domain/devices/data-directory-lock.ts').then(({ holdDataDirectory }) => holdDataDirectory(${JSON.stringify(dir)})).then(() => { console.log('held'); setInterval(() => {}, 1000); })`],
+      ['--import', 'tsx', '-e', `import('./server/domain/devices/data-directory-lock.ts').then(({ holdDataDirectory }) => holdDataDirectory(${JSON.stringify(dir)})).then(() => { console.log('held'); setTimeout(() => {}, 2 ** 31 - 1); })`],
       { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));

@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql as drizzleSql } from 'drizzle-orm';
-import type postgres from 'postgres';
 import type { Db, Tx } from '../../../db/client';
 import { apiKeys } from '../../../db/schema';
+import type { Notifications } from '../channels/notifications';
 
 /** NOTIFY channel carrying the key id of an API key that was revoked. */
 export const KEY_REVOKED_CHANNEL = 'operator_api_key_revoked';
@@ -12,7 +12,7 @@ export async function notifyKeyRevoked(tx: Tx, keyId: string): Promise<void> {
 }
 
 /**
- * This process's one LISTEN on key revocations, for what a key opened that outlives a
+ * Key revocations as this process hears of them, for what a key opened that outlives a
  * request: an event stream ends as soon as the key that opened it is revoked, on every
  * instance. Requests hear of it too: the authenticator drops the key from its 500 ms cache
  * (onAnyRevoked), so a revoked key is refused at once rather than within 500 ms.
@@ -24,28 +24,18 @@ export class KeyRevocations {
   readonly #onError: (error: unknown) => void;
   readonly #watchers = new Map<string, Set<() => void>>();
   readonly #anyRevokedListeners: Array<(keyId: string) => void> = [];
-  #unlisten: (() => Promise<void>) | null = null;
+  readonly #unsubscribe: () => void;
 
-  private constructor(db: Db, onError: (error: unknown) => void) {
+  constructor(notifications: Notifications, db: Db, onError: (error: unknown) => void) {
     this.#db = db;
     this.#onError = onError;
-  }
-
-  static async start(sql: postgres.Sql, db: Db, onError: (error: unknown) => void): Promise<KeyRevocations> {
-    const revocations = new KeyRevocations(db, onError);
-    let connected = false;
-    const listening = await sql.listen(
-      KEY_REVOKED_CHANNEL,
-      (keyId) => revocations.#revoked(keyId),
-      // Called again after every reconnect: revocations notified meanwhile were lost, so
-      // every watched key is read again.
-      () => {
-        if (connected) for (const keyId of revocations.#watchers.keys()) revocations.#check(keyId);
-        connected = true;
+    this.#unsubscribe = notifications.subscribe(KEY_REVOKED_CHANNEL, {
+      onNotify: (keyId) => this.#revoked(keyId),
+      // Revocations notified while the connection was down were lost: every watched key is read again.
+      onReconnect: () => {
+        for (const keyId of this.#watchers.keys()) this.#check(keyId);
       },
-    );
-    revocations.#unlisten = listening.unlisten;
-    return revocations;
+    });
   }
 
   /**
@@ -71,8 +61,8 @@ export class KeyRevocations {
     return stop;
   }
 
-  async close(): Promise<void> {
-    await this.#unlisten?.().catch(this.#onError);
+  close(): void {
+    this.#unsubscribe();
     this.#watchers.clear();
   }
 

@@ -47,6 +47,67 @@ describe('PeriodicTimer', () => {
     await stopping;
   });
 
+  it('never starts a tick beside a slow async one, however often woken: one more follows it at once', async () => {
+    let going = 0;
+    let mostAtOnce = 0;
+    const { tick, state, endTick } = slowTick();
+    const timer = new PeriodicTimer(
+      INTERVAL_MS,
+      async () => {
+        going += 1;
+        mostAtOnce = Math.max(mostAtOnce, going);
+        await tick();
+        going -= 1;
+      },
+      () => undefined,
+    );
+    timer.start();
+    timer.wake();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(state.ticks).toBe(1);
+
+    // Woken three times and past its interval while the tick runs: nothing starts beside it.
+    timer.wake();
+    timer.wake();
+    await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+    timer.wake();
+    expect(state.ticks).toBe(1);
+    endTick();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(state.ticks).toBe(2);
+    expect(mostAtOnce).toBe(1);
+
+    // That one tick answered every wake: the next comes one interval after it ends.
+    endTick();
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS - 1);
+    expect(state.ticks).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(state.ticks).toBe(3);
+    expect(mostAtOnce).toBe(1);
+    const stopping = timer.stop();
+    endTick();
+    await stopping;
+  });
+
+  it('ticks again as soon as a tick asks, never later than the interval', async () => {
+    const asks = [250, 5 * INTERVAL_MS, 100];
+    const at: number[] = [];
+    const started = Date.now();
+    const timer = new PeriodicTimer(
+      INTERVAL_MS,
+      () => {
+        at.push(Date.now() - started);
+        return asks.shift();
+      },
+      () => undefined,
+    );
+    timer.start();
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS + 250 + INTERVAL_MS + 100 + INTERVAL_MS);
+    // 1000: asks 250; 1250: asks 5000, capped at 1000; 2250: asks 100; 2350: asks nothing, so the interval.
+    expect(at).toEqual([INTERVAL_MS, INTERVAL_MS + 250, 2 * INTERVAL_MS + 250, 2 * INTERVAL_MS + 350, 3 * INTERVAL_MS + 350]);
+    await timer.stop();
+  });
+
   it('reports a failed tick and keeps ticking', async () => {
     const errors: unknown[] = [];
     const boom = new Error('boom');
