@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors';
-import { hashSecret, secretMatches } from '../domain/secret-hash';
 import type { Logger } from '../core/log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
-import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
+import { resolveCaller, type CallerSources } from '../http/resolve-caller';
 import { sendErrorResponse } from '../trpc/send-error';
 
 /**
@@ -11,22 +10,15 @@ import { sendErrorResponse } from '../trpc/send-error';
  * Without a configured token the route does not exist (404): metrics name hosts, counts
  * and routes, which are nobody's business by default.
  */
-export async function serveMetrics(req: IncomingMessage, res: ServerResponse, requestId: string, options: { metrics: ServiceMetrics; token: string | null; log: Logger; authThrottle: AuthFailureThrottle }): Promise<void> {
-  if (options.token === null) return sendErrorResponse(options.log, res, requestId, new ApiError('not_found'));
+export async function serveMetrics(req: IncomingMessage, res: ServerResponse, requestId: string, options: { metrics: ServiceMetrics; log: Logger; sources: CallerSources }): Promise<void> {
+  if (options.sources.config.metricsToken === null) return sendErrorResponse(options.log, res, requestId, new ApiError('not_found'));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
     return sendErrorResponse(options.log, res, requestId, new ApiError('method_not_allowed'));
   }
-  const token = options.token;
   try {
     // A bearer entrance like the others: failures count against the client's address.
-    await options.authThrottle.check(req, async () => {
-      const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (bearer === undefined || !secretMatches(bearer, hashSecret(token))) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        throw new ApiError('invalid_metrics_token');
-      }
-    });
+    await resolveCaller(options.sources, req, res, { kind: 'metrics_token' });
     const body = await options.metrics.render();
     res.writeHead(200, { 'Content-Type': options.metrics.contentType, 'Cache-Control': 'no-store' });
     res.end(req.method === 'HEAD' ? undefined : body);

@@ -13,6 +13,7 @@ import { serveMetrics } from './metrics-route';
 import type { RawRoute } from '../http/raw-route';
 import { createV1Handler, newRequestId } from './v1-handler';
 import { MCP_PATH } from '../mcp/mcp-route';
+import { bearerOf } from '../http/bearer';
 import { isOAuthPath } from '../mcp/oauth/oauth-routes';
 
 export interface RequestRouterOptions {
@@ -46,7 +47,6 @@ export function createRequestRouter(options: RequestRouterOptions) {
   const accessLog = options.services.log.child({}, { redact: [] });
   const openApiJson = JSON.stringify(options.openApiDocument());
   const routeLabel = createRouteLabeler(options.rawRoutes);
-  const metricsToken = options.services.config.metricsToken;
 
   return async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
@@ -65,7 +65,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
       res.end(JSON.stringify({ ...readiness, ...unavailable.toBody(requestId) }));
       return;
     }
-    if (path === '/metrics') return serveMetrics(req, res, requestId, { metrics: options.metrics, token: metricsToken, log: options.services.log, authThrottle: options.services.authThrottle });
+    if (path === '/metrics') return serveMetrics(req, res, requestId, { metrics: options.metrics, log: options.services.log, sources: options.services });
     if (path === '/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(openApiJson);
@@ -109,8 +109,8 @@ function recordWhenFinished(req: IncomingMessage, res: ServerResponse, request: 
     const ms = performance.now() - started;
     request.metrics.observeRequest(request.route, res.statusCode, ms / 1000);
     if (!logging) return;
-    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const parsed = bearer === undefined ? null : parseApiKey(bearer);
+    const bearer = bearerOf(req);
+    const parsed = bearer === null ? null : parseApiKey(bearer);
     request.log.info({
       requestId: request.requestId,
       method: req.method,

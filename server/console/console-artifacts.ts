@@ -2,12 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendStepScreenshot, sendTaskRecording } from '../api/tasks/task-artifact-bytes';
 import { ApiError } from '../core/errors';
 import { operatorTaskId } from '../domain/console/organization-activity';
-import { signedInOperator } from '../domain/console/console-sessions';
 import { decodePathSegment } from '../http/path-segment';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
 import { CONSOLE_ARTIFACTS_PREFIX } from './console-artifact-urls';
-import { readConsoleCookie } from './console-cookie';
+import { resolveCaller } from '../http/resolve-caller';
 
 const STEP_SCREENSHOT = /^tasks\/([^/]+)\/steps\/([^/]+)\/screenshot\/?$/;
 const RECORDING = /^tasks\/([^/]+)\/recording\/?$/;
@@ -44,7 +43,7 @@ export function createConsoleArtifactsHandler(services: Services): (req: Incomin
       const site = req.headers['sec-fetch-site'];
       if (site !== undefined && !ALLOWED_FETCH_SITES.has(site)) throw new ApiError('console_header_required');
       await services.authThrottle.refuseIfBlocked(req);
-      await signedInOperator(services.db, readConsoleCookie(req));
+      await resolveCaller(services, req, res, { kind: 'operator' });
       const path = (req.url ?? '').split('?', 1)[0]!.slice(CONSOLE_ARTIFACTS_PREFIX.length);
       const screenshot = STEP_SCREENSHOT.exec(path);
       if (screenshot !== null) {

@@ -1,9 +1,8 @@
-import { signedInOperator } from '../domain/console/console-sessions';
 import type { AdminOrigin } from '../domain/orgs/operator-admin';
 import { ApiError } from '../core/errors';
 import { unstorableInput } from '../core/storable-text';
 import { publicProcedure } from '../trpc/init';
-import { readConsoleCookie } from './console-cookie';
+import { resolveCaller } from '../http/resolve-caller';
 
 /**
  * Every console call carries this header. A page on another site can make a browser send
@@ -30,7 +29,7 @@ export const consoleProcedure = publicProcedure.use(async ({ ctx, getRawInput, n
  * audited with (`via: "console"`, the operator's name).
  */
 export const operatorProcedure = consoleProcedure.use(async ({ ctx, next }) => {
-  const operator = await signedInOperator(ctx.services.db, readConsoleCookie(ctx.req));
+  const { operator } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'operator' });
   const auditOrigin: AdminOrigin = { via: 'console', operator: operator.name };
   return next({ ctx: { operator, auditOrigin } });
 });

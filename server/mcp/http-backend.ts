@@ -6,7 +6,7 @@ import { ApiError, asApiError } from '../core/errors';
 import { parsePublicId } from '../domain/ids';
 import type { Principal } from '../domain/keys/principal';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
-import { authorizeRequest } from '../http/authorize';
+import { resolveCaller } from '../http/resolve-caller';
 import type { EventStreams } from '../http/event-stream';
 import type { Services } from '../services/services';
 import { t } from '../trpc/init';
@@ -66,7 +66,7 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
     cancelTask: (id) => call((caller) => caller.cancelTask({ id })),
     async stepScreenshot(taskId, seq) {
       // A raw route (its body is bytes), so its checks are called as that route calls them.
-      const principal = await authorizeRequest(services, req, new ServerResponse(req), STEP_SCREENSHOT_SCOPES, mcp.principal);
+      const { principal } = await resolveCaller(services, req, new ServerResponse(req), { kind: 'api_key', scopes: STEP_SCREENSHOT_SCOPES }, { authenticated: mcp.principal });
       const { key } = await findStepScreenshot(services, principal, taskId, String(seq));
       const body = await services.store.get(key);
       if (body === null) throw new ApiError('screenshot_not_found');

@@ -1,8 +1,6 @@
 import { ApiError } from '../core/errors';
-import { authenticateEscalationBearer } from '../domain/escalations/resolve-escalation';
-import { bearerFrom } from '../domain/escalations/escalation-token';
 import type { Scope } from '../domain/keys/scopes';
-import { authorizeRequest } from '../http/authorize';
+import { resolveCaller } from '../http/resolve-caller';
 import { publicProcedure, t } from './init';
 
 interface AccessRule {
@@ -20,8 +18,7 @@ interface AccessRule {
  */
 function guard(rule: AccessRule) {
   return t.middleware(async ({ ctx, next }) => {
-    const principal = await authorizeRequest(ctx.services, ctx.req, ctx.res, rule.anyOf, ctx.authenticated);
-    if (rule.write && !principal.entitled) throw new ApiError('product_not_entitled');
+    const { principal } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'api_key', scopes: rule.anyOf, write: rule.write }, { authenticated: ctx.authenticated });
     if (ctx.bodyError !== null) throw ctx.bodyError;
     return next({ ctx: { principal } });
   });
@@ -48,7 +45,7 @@ export function writeGated(scope: Scope) {
 export const escalationBearerProcedure = publicProcedure.meta({ access: { auth: 'escalation_bearer', scopes: null, write: false } }).use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { id?: unknown };
   const id = typeof raw.id === 'string' ? raw.id : '';
-  const escalation = await ctx.services.authThrottle.check(ctx.req, () => authenticateEscalationBearer(ctx.services.db, id, bearerFrom(ctx.req.headers.authorization)));
+  const { escalation } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'escalation_bearer' }, { subject: id });
   if (ctx.bodyError !== null) throw ctx.bodyError;
   return next({ ctx: { escalation } });
 });

@@ -1,5 +1,5 @@
 import { loadCdpSessionForCaller } from '../../domain/cdp/cdp-session-resource';
-import { authorizeRequest } from '../../http/authorize';
+import { resolveCaller } from '../../http/resolve-caller';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
 import type { Services } from '../../services/services';
@@ -18,7 +18,7 @@ export function cdpSessionRecordingRoute(services: Services): RawRoute {
     template: '/cdp_sessions/{id}/recording',
     async handle(req, res, { requestId, params }) {
       try {
-        const principal = await authorizeRequest(services, req, res, ['operator:sessions:write']);
+        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: ['operator:sessions:write'] })).principal;
         const cdpSession = await loadCdpSessionForCaller(services.db, principal, decodePathSegment(params[0]!), false);
         await sendLatestRecording(services, req, res, 'cdp_session', cdpSession.id);
       } catch (error) {

@@ -1,7 +1,7 @@
-import { openCdpSessionBySecret } from '../../domain/cdp/cdp-connection';
 import { cdpUrl } from '../../domain/cdp/cdp-session-resource';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
+import { resolveCaller } from '../../http/resolve-caller';
 import type { Services } from '../../services/services';
 import { sendErrorResponse } from '../../trpc/send-error';
 
@@ -22,11 +22,9 @@ export function cdpVersionRoute(services: Services): RawRoute {
     template: '/cdp_sessions/{id}/devtools/json/version',
     async handle(req, res, { requestId, params }) {
       try {
-        const secret = new URL(req.url ?? '', 'http://localhost').searchParams.get('token');
-        const publicId = decodePathSegment(params[0]!);
-        const session = await services.authThrottle.check(req, () => openCdpSessionBySecret(services.db, publicId, secret));
+        const { session, secret } = await resolveCaller(services, req, res, { kind: 'cdp_secret' }, { subject: decodePathSegment(params[0]!) });
         // Only a secret that matched gets here, so the answer repeats what its caller sent.
-        const version = { 'Protocol-Version': '1.3', webSocketDebuggerUrl: cdpUrl(services.config.http.publicUrl, session.id, secret!) };
+        const version = { 'Protocol-Version': '1.3', webSocketDebuggerUrl: cdpUrl(services.config.http.publicUrl, session.id, secret) };
         res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
         res.end(JSON.stringify(version));
       } catch (error) {

@@ -1,5 +1,5 @@
 import { loadSessionForCaller } from '../../domain/sessions/session-resource';
-import { authorizeRequest } from '../../http/authorize';
+import { resolveCaller } from '../../http/resolve-caller';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
 import type { Services } from '../../services/services';
@@ -17,7 +17,7 @@ export function sessionRecordingRoute(services: Services): RawRoute {
     template: '/sessions/{id}/recording',
     async handle(req, res, { requestId, params }) {
       try {
-        const principal = await authorizeRequest(services, req, res, ['operator:sessions:write']);
+        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: ['operator:sessions:write'] })).principal;
         const session = await loadSessionForCaller(services.db, principal, decodePathSegment(params[0]!));
         await sendLatestRecording(services, req, res, 'session', session.id);
       } catch (error) {

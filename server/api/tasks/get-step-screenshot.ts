@@ -1,6 +1,6 @@
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
 import type { Principal } from '../../domain/keys/principal';
-import { authorizeRequest } from '../../http/authorize';
+import { resolveCaller } from '../../http/resolve-caller';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
 import type { Services } from '../../services/services';
@@ -31,7 +31,7 @@ export function stepScreenshotRoute(services: Services): RawRoute {
     template: '/tasks/{id}/steps/{seq}/screenshot',
     async handle(req, res, { requestId, params }) {
       try {
-        const principal = await authorizeRequest(services, req, res, STEP_SCREENSHOT_SCOPES);
+        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: STEP_SCREENSHOT_SCOPES })).principal;
         const task = await loadTaskForCaller(services.db, principal, decodePathSegment(params[0]!));
         await sendStepScreenshot(services, req, res, task.id, params[1]!);
       } catch (error) {

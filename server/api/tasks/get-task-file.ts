@@ -1,6 +1,6 @@
 import { ApiError } from '../../core/errors';
 import { attachmentDisposition, loadTaskFileForCaller } from '../../domain/files/task-files';
-import { authorizeRequest } from '../../http/authorize';
+import { resolveCaller } from '../../http/resolve-caller';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
 import { sendObject } from '../../http/send-object';
@@ -18,7 +18,7 @@ export function taskFileRoute(services: Services): RawRoute {
     template: '/tasks/{id}/files/{file_id}',
     async handle(req, res, { requestId, params }) {
       try {
-        const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
+        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: ['operator:tasks:read'] })).principal;
         const file = await loadTaskFileForCaller(services.db, principal, decodePathSegment(params[0]!), decodePathSegment(params[1]!));
         const sent = await sendObject(services.store, req, res, {
           key: file.objectKey,

@@ -1,5 +1,5 @@
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
-import { authorizeRequest } from '../../http/authorize';
+import { resolveCaller } from '../../http/resolve-caller';
 import { decodePathSegment } from '../../http/path-segment';
 import type { RawRoute } from '../../http/raw-route';
 import type { Services } from '../../services/services';
@@ -17,7 +17,7 @@ export function taskRecordingRoute(services: Services): RawRoute {
     template: '/tasks/{id}/recording',
     async handle(req, res, { requestId, params }) {
       try {
-        const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
+        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: ['operator:tasks:read'] })).principal;
         const task = await loadTaskForCaller(services.db, principal, decodePathSegment(params[0]!));
         await sendTaskRecording(services, req, res, task.id);
       } catch (error) {

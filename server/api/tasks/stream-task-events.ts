@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../core/errors';
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
 import type { TaskStepFeeds } from '../../domain/tasks/task-step-feeds';
-import { authorizeRequest } from '../../http/authorize';
+import { resolveCaller } from '../../http/resolve-caller';
 import { CONTRACT_TIMING, openEventStream, type EventStreams, type StreamTiming } from '../../http/event-stream';
 import type { RawRoute } from '../../http/raw-route';
 import type { Services } from '../../services/services';
@@ -28,7 +28,7 @@ export function taskEventsRoute(services: Services, feeds: TaskStepFeeds, stream
     async handle(req, res, { requestId, params }) {
       let start: { taskId: string; afterSeq: number; keyId: string; releaseSlot: () => void };
       try {
-        const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
+        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: ['operator:tasks:read'] })).principal;
         const afterSeq = parseAfterSeq(req);
         const task = await loadTaskForCaller(services.db, principal, decodePathId(params[0]!));
         start = { taskId: task.id, afterSeq, keyId: principal.keyId, releaseSlot: streams.claim(principal.keyId) };
