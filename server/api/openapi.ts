@@ -4,10 +4,9 @@ import { ApiError, apiErrorCodes, type ApiErrorCode } from '../core/errors';
 import type { Meta } from '../trpc/init';
 import { nameSchema, namedResourceSchemas, streamedSchemas } from './openapi-components';
 import { routeErrors } from './openapi-route-errors';
-import { appRouter } from './router';
-import { artifactOpenApiPaths } from './artifacts-openapi';
+import { appRouter, rawEntryPoints } from './router';
+import type { RawEntryPoint, RawOperation } from './entry-point';
 import { isZodJsonSchema, jsonValueComponents } from './json-value-openapi';
-import { taskEventsOpenApiPath, taskEventsComponents } from './task-events-openapi';
 import { webhooksOpenApi, webhookComponents } from './webhooks-openapi';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
@@ -166,12 +165,48 @@ function nameJsonValues(document: OpenAPIObject): OpenAPIObject {
   return named;
 }
 
+const RANGE_HEADER = {
+  name: 'Range',
+  in: 'header',
+  required: false,
+  description: 'One byte range, `bytes=<first>-[<last>]` or `bytes=-<suffix length>`; past the end: 416 range_not_satisfiable. Several ranges are answered whole (200).',
+  schema: { type: 'string' },
+};
+
+/** A raw route's operation, from its declaration: what it says of itself, and what its caller rule and its kind of answer imply. */
+function rawOperationOf(entry: RawEntryPoint, { operationId, summary, description, tags, parameters, response, errors }: RawOperation): Record<string, unknown> {
+  const { caller } = entry;
+  const keyed = caller.kind === 'api_key';
+  const callerErrors: ApiErrorCode[] = caller.kind === 'api_key' ? ['invalid_api_key', ...(caller.scopes === null ? [] : (['insufficient_scope'] as const)), 'rate_limited'] : [];
+  const codes: ApiErrorCode[] = [...callerErrors, ...(response.kind === 'bytes' ? (['range_not_satisfiable'] as const) : []), ...errors, 'internal_error', 'service_unavailable'];
+  const success =
+    response.kind === 'bytes'
+      ? {
+          '200': { description: `${response.what}, whole. Accept-Ranges: bytes.`, content: { [response.contentType]: { schema: { type: 'string', format: 'binary' } } } },
+          '206': { description: `One range of ${response.what}, with Content-Range.`, content: { [response.contentType]: { schema: { type: 'string', format: 'binary' } } } },
+        }
+      : {
+          // What is on the wire: text. Each frame's parsed form is named in components
+          // (OpenAPI 3.2's itemSchema would say so; 3.1 has no place for it).
+          '200': { description: response.description, headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, content: { 'text/event-stream': { schema: { type: 'string' }, example: response.example } } },
+        };
+  return {
+    operationId,
+    summary,
+    ...(description === undefined ? {} : { description }),
+    tags,
+    security: keyed ? [{ bearerAuth: [] }] : [],
+    parameters: response.kind === 'bytes' ? [...parameters, RANGE_HEADER] : parameters,
+    responses: { ...success, ...errorResponses(codes, keyed) },
+  };
+}
+
 /**
  * The OpenAPI 3.1 document of /v1, generated from the procedures' meta and zod schemas.
  * trpc-to-openapi documents every success as 200 and errors in its own shape, so the
  * success status, headers, named bodies and the CONTRACT.md errors of each route are
- * written in afterwards, from the same meta; the raw event stream and the webhooks are
- * added from their own modules.
+ * written in afterwards, from the same meta; the raw routes from their declarations, and
+ * the webhooks from their module.
  */
 export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
   for (const [name, schema] of Object.entries(namedResourceSchemas)) nameSchema(name, schema);
@@ -192,7 +227,7 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
   components.schemas = Object.fromEntries(Object.entries(components.schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
   components.schemas.Error = ERROR_BODY_SCHEMA;
   components.headers = { ...components.headers, ...HEADERS };
-  Object.assign(components.schemas, taskEventsComponents, webhookComponents);
+  Object.assign(components.schemas, ...rawEntryPoints.map((entry) => entry.openapi?.components ?? {}), webhookComponents);
   // Schemas no procedure returns (the stream's step) are converted directly.
   for (const [name, schema] of Object.entries(streamedSchemas)) {
     const { $schema: _dialect, ...converted } = z.toJSONSchema(schema, { io: 'output' }) as Record<string, unknown>;
@@ -223,7 +258,9 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
     (operation as { security?: unknown }).security =
       meta.access?.auth === 'escalation_bearer' ? [{ escalationBearer: [] }] : meta.access?.auth === 'api_key' ? [{ bearerAuth: [] }] : [];
   }
-  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath(errorResponses), ...artifactOpenApiPaths(errorResponses) } as typeof document.paths;
+  for (const entry of rawEntryPoints) {
+    if (entry.openapi !== undefined) Object.assign((document.paths![entry.path] ??= {}), { [entry.method.toLowerCase()]: rawOperationOf(entry, entry.openapi) });
+  }
   document.webhooks = webhooksOpenApi() as OpenAPIObject['webhooks'];
   return nameJsonValues(document);
 }

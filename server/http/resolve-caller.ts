@@ -56,7 +56,7 @@ export type CallerRule =
   | { kind: 'metrics_token' };
 
 type KeyCaller = Extract<Caller, { principal: Principal }>;
-type CallerOf = {
+export type CallerOf = {
   anyone: Extract<Caller, { kind: 'anyone' }>;
   api_key: KeyCaller;
   mcp_bearer: KeyCaller;

@@ -1,28 +1,26 @@
 import { loadSessionForCaller } from '../../domain/sessions/session-resource';
-import { resolveCaller } from '../../http/resolve-caller';
-import { decodePathSegment } from '../../http/path-segment';
-import type { RawRoute } from '../../http/raw-route';
-import type { Services } from '../../services/services';
+import { rawEntryPoint } from '../entry-point';
+import { recordingOperation } from '../recording-openapi';
 import { sendLatestRecording } from '../send-recording';
-import { sendErrorResponse } from '../../trpc/send-error';
 
 /**
  * GET /v1/sessions/{id}/recording: the video of the session's latest watched stretch
  * (MP4), with `Range`; the same scope as GET /v1/sessions/{id}.
  */
-export function sessionRecordingRoute(services: Services): RawRoute {
-  return {
-    method: 'GET',
-    pattern: /^\/sessions\/([^/]+)\/recording\/?$/,
-    template: '/sessions/{id}/recording',
-    async handle(req, res, { requestId, params }) {
-      try {
-        const principal = (await resolveCaller(services, req, res, { kind: 'api_key', scopes: ['operator:sessions:write'] })).principal;
-        const session = await loadSessionForCaller(services.db, principal, decodePathSegment(params[0]!));
-        await sendLatestRecording(services, req, res, 'session', session.id);
-      } catch (error) {
-        sendErrorResponse(services.log, res, requestId, error);
-      }
-    },
-  };
-}
+export const getSessionRecording = rawEntryPoint({
+  method: 'GET',
+  path: '/sessions/{id}/recording',
+  caller: { kind: 'api_key', scopes: ['operator:sessions:write'] },
+  openapi: recordingOperation({
+    operationId: 'getSessionRecording',
+    summary: 'Download the video of what a live-view session watched (MP4, H.264)',
+    description: '404 recording_not_found until a socket of the session was open and closed again; the latest watched stretch.',
+    tags: ['sessions'],
+    idPrefix: 'ses',
+    notFound: 'session_not_found',
+  }),
+  async handle({ req, res, params, caller, services }) {
+    const session = await loadSessionForCaller(services.db, caller.principal, params.id!);
+    await sendLatestRecording(services, req, res, 'session', session.id);
+  },
+});
