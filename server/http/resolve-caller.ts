@@ -7,6 +7,7 @@ import { openCdpSessionBySecret } from '../domain/cdp/cdp-connection';
 import type { CdpSessionRow } from '../domain/cdp/cdp-session-resource';
 import { signedInOperator } from '../domain/console/console-sessions';
 import type { Operator } from '../domain/console/operator-accounts';
+import { operatorPrincipal } from '../domain/console/operator-principal';
 import type { EscalationRow } from '../domain/escalations/escalation-resource';
 import { authenticateEscalationBearer } from '../domain/escalations/resolve-escalation';
 import type { Authenticator } from '../domain/keys/authenticate';
@@ -23,6 +24,23 @@ import { readConsoleCookie } from './console-cookie';
 
 /** The header an opened answer link's page sends its access token in: never a URL, so never a log line. */
 export const ANSWER_ACCESS_HEADER = 'x-svc-answer-access';
+/**
+ * Every console call carries this header. A page on another site can make a browser send
+ * the cookie (a form post, an image), but not a custom header without a CORS preflight,
+ * which this server never grants: that is the console's CSRF defence, with SameSite.
+ */
+export const CONSOLE_HEADER = 'x-svc-console';
+/** The organization an operator acts on when the console calls a /v1 operation (whose input, /v1's, names none). */
+export const OPERATOR_ORG_HEADER = 'x-svc-org';
+/**
+ * Fetch metadata values (Sec-Fetch-Site) of the console's own pages' requests for bytes:
+ * an <img> or <video> of a console page (`same-origin`), a screenshot opened in a new tab
+ * or typed in (`none`). Browsers without fetch metadata send none. Such loads cannot send
+ * CONSOLE_HEADER, and change nothing; a sibling site's page (`same-site`) could make the
+ * browser send the SameSite=Strict cookie, so it is refused.
+ */
+const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Who is calling, whatever credential they presented: one tagged union over the kinds of
@@ -34,7 +52,7 @@ export type Caller =
   | { kind: 'anyone' }
   | { kind: 'api_key'; principal: Principal }
   | { kind: 'mcp_access_token'; principal: Principal }
-  | { kind: 'operator'; operator: Operator }
+  | { kind: 'operator'; operator: Operator; /** The operator as the domain sees them acting on the organization OPERATOR_ORG_HEADER names; null if none. */ principal: Principal | null }
   | { kind: 'answer_link'; escalation: EscalationRow }
   | { kind: 'escalation_bearer'; escalation: EscalationRow }
   | { kind: 'cdp_secret'; session: CdpSessionRow; secret: string }
@@ -43,19 +61,21 @@ export type Caller =
 /**
  * Which callers an entry point accepts, declared beside its path. `api_key`: one of
  * `scopes` (null: any key), and the organization's product entitlement when `write`;
- * `mcp_bearer`: an API key or an MCP OAuth access token.
+ * `mcp_bearer`: an API key or an MCP OAuth access token; `operator`: the console's sign-in
+ * cookie, behind the console's CSRF defence of calls (`console_api`: CONSOLE_HEADER) or
+ * of page loads of bytes (`console_page`: fetch metadata).
  */
 export type CallerRule =
   | { kind: 'anyone' }
   | { kind: 'api_key'; scopes: readonly Scope[] | null; write?: boolean }
   | { kind: 'mcp_bearer' }
-  | { kind: 'operator' }
+  | { kind: 'operator'; from: 'console_api' | 'console_page' }
   | { kind: 'answer_link' }
   | { kind: 'escalation_bearer' }
   | { kind: 'cdp_secret' }
   | { kind: 'metrics_token' };
 
-type KeyCaller = Extract<Caller, { principal: Principal }>;
+type KeyCaller = Extract<Caller, { kind: 'api_key' | 'mcp_access_token' }>;
 export type CallerOf = {
   anyone: Extract<Caller, { kind: 'anyone' }>;
   api_key: KeyCaller;
@@ -108,10 +128,14 @@ async function resolve(sources: CallerSources, req: IncomingMessage, res: Server
       }
       return caller;
     }
-    case 'operator':
-      // Console sign-ins count with every other entrance: a blocked address is refused first.
-      await sources.authThrottle.refuseIfBlocked(req);
-      return { kind: 'operator', operator: await signedInOperator(sources.db, readConsoleCookie(req)) };
+    case 'operator': {
+      // The console's CSRF defence, before the cookie is looked at (the entrance refused a blocked address already).
+      const site = req.headers['sec-fetch-site'];
+      if (rule.from === 'console_api' ? req.headers[CONSOLE_HEADER] !== '1' : site !== undefined && !ALLOWED_FETCH_SITES.has(site)) throw new ApiError('console_header_required');
+      const operator = await signedInOperator(sources.db, readConsoleCookie(req));
+      const org = req.headers[OPERATOR_ORG_HEADER];
+      return { kind: 'operator', operator, principal: typeof org === 'string' && UUID.test(org) ? operatorPrincipal(org, operator.name) : null };
+    }
     case 'answer_link': {
       const header = req.headers[ANSWER_ACCESS_HEADER];
       const token = typeof header === 'string' ? header : null;

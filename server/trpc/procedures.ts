@@ -13,12 +13,17 @@ interface AccessRule {
 /**
  * Every check before a route, in the order CONTRACT.md fixes: authenticate (401), rate
  * limit (429), scope (403), entitlement on writes (403), then the body the v1 handler
- * could not read (400/413/415). One middleware rather than a chain: each tRPC middleware
+ * could not read (400/413/415). Called from the console, the caller is the signed-in
+ * operator acting on the organization the call names, with every scope (no rate limit). One middleware rather than a chain: each tRPC middleware
  * costs a context copy on every request, and this is the hottest path of the API.
  */
 function guard(rule: AccessRule) {
   return t.middleware(async ({ ctx, next }) => {
-    const { principal } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'api_key', scopes: rule.anyOf, write: rule.write }, { authenticated: ctx.authenticated });
+    const { principal } =
+      ctx.viaConsole === true
+        ? await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'operator', from: 'console_api' })
+        : await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'api_key', scopes: rule.anyOf, write: rule.write }, { authenticated: ctx.authenticated });
+    if (principal === null) throw new ApiError('invalid_request', { message: 'An operator names the organization a /v1 operation acts on in the x-svc-org header.' });
     if (ctx.bodyError !== null) throw ctx.bodyError;
     return next({ ctx: { principal } });
   });
