@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { ApiError, apiErrorCodes, type ApiErrorCode } from '../core/errors';
 import type { Meta } from '../trpc/init';
+import type { CallerRule } from '../http/resolve-caller';
 import { nameSchema, namedResourceSchemas, streamedSchemas } from './openapi-components';
 import { routeErrors } from './openapi-route-errors';
 import { appRouter, rawEntryPoints } from './router';
@@ -64,8 +65,15 @@ function notFoundCodeOf(path: string): ApiErrorCode | undefined {
   return (apiErrorCodes as readonly string[]).includes(code) ? (code as ApiErrorCode) : undefined;
 }
 
+/** What a caller rule's checks answer: its 401, the 429 of the throttle (and a key's rate limit), a key's 403s. */
+function callerErrorCodes(rule: CallerRule | undefined): ApiErrorCode[] {
+  if (rule?.kind === 'escalation_bearer') return ['invalid_escalation_token', 'rate_limited'];
+  if (rule?.kind !== 'api_key') return [];
+  return ['invalid_api_key', 'rate_limited', ...(rule.scopes === null ? [] : (['insufficient_scope'] as const)), ...(rule.write === true ? (['product_not_entitled'] as const) : [])];
+}
+
 /**
- * Every error code a route can answer, from what it is: its access meta (the guard's
+ * Every error code a route can answer, from what it is: its caller rule (the guard's
  * checks), its inputs, its path and the domain errors listed in openapi-route-errors.ts.
  */
 export function errorCodesOf(name: string, meta: Meta, operation: Operation): ApiErrorCode[] {
@@ -74,19 +82,9 @@ export function errorCodesOf(name: string, meta: Meta, operation: Operation): Ap
   const hasInput = (operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined;
   if (hasInput) codes.add('invalid_request');
   if (operation.parameters?.some((parameter) => (parameter as { name?: string }).name === 'cursor')) codes.add('invalid_cursor');
-  if (meta.access?.auth === 'escalation_bearer') {
-    codes.add('invalid_escalation_token');
-    // The failed-authentication throttle answers 429 to an address that failed too often.
-    codes.add('rate_limited');
-  }
-  if (meta.access?.auth === 'api_key') {
-    codes.add('invalid_api_key');
-    codes.add('rate_limited');
-    if (meta.access.scopes !== null) codes.add('insufficient_scope');
-    if (meta.access.write) codes.add('product_not_entitled');
-  }
+  for (const code of callerErrorCodes(meta.caller)) codes.add(code);
   // An escalation bearer names its escalation: an unknown id is its 401, never a 404.
-  const notFound = meta.access?.auth === 'escalation_bearer' ? undefined : notFoundCodeOf(meta.openapi!.path);
+  const notFound = meta.caller?.kind === 'escalation_bearer' ? undefined : notFoundCodeOf(meta.openapi!.path);
   if (notFound !== undefined) codes.add(notFound);
   if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
     codes.add('payload_too_large');
@@ -175,10 +173,8 @@ const RANGE_HEADER = {
 
 /** A raw route's operation, from its declaration: what it says of itself, and what its caller rule and its kind of answer imply. */
 function rawOperationOf(entry: RawEntryPoint, { operationId, summary, description, tags, parameters, response, errors }: RawOperation): Record<string, unknown> {
-  const { caller } = entry;
-  const keyed = caller.kind === 'api_key';
-  const callerErrors: ApiErrorCode[] = caller.kind === 'api_key' ? ['invalid_api_key', ...(caller.scopes === null ? [] : (['insufficient_scope'] as const)), 'rate_limited'] : [];
-  const codes: ApiErrorCode[] = [...callerErrors, ...(response.kind === 'bytes' ? (['range_not_satisfiable'] as const) : []), ...errors, 'internal_error', 'service_unavailable'];
+  const keyed = entry.caller.kind === 'api_key';
+  const codes: ApiErrorCode[] = [...callerErrorCodes(entry.caller), ...(response.kind === 'bytes' ? (['range_not_satisfiable'] as const) : []), ...errors, 'internal_error', 'service_unavailable'];
   const success =
     response.kind === 'bytes'
       ? {
@@ -241,7 +237,7 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
     const path = meta.openapi.path.replace(/\/+$/, '');
     const operation = (document.paths?.[path] as Record<string, Operation> | undefined)?.[meta.openapi.method.toLowerCase()];
     if (operation?.responses === undefined) continue;
-    const keyed = meta.access?.auth === 'api_key';
+    const keyed = meta.caller?.kind === 'api_key';
     const codes = errorCodesOf(name, meta, operation);
     if (codes.includes('idempotency_conflict')) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
     const id = pascal(operation.operationId ?? name);
@@ -256,7 +252,7 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
       ...(errorResponses(codes, keyed) as Operation['responses']),
     };
     (operation as { security?: unknown }).security =
-      meta.access?.auth === 'escalation_bearer' ? [{ escalationBearer: [] }] : meta.access?.auth === 'api_key' ? [{ bearerAuth: [] }] : [];
+      meta.caller?.kind === 'escalation_bearer' ? [{ escalationBearer: [] }] : keyed ? [{ bearerAuth: [] }] : [];
   }
   for (const entry of rawEntryPoints) {
     if (entry.openapi !== undefined) Object.assign((document.paths![entry.path] ??= {}), { [entry.method.toLowerCase()]: rawOperationOf(entry, entry.openapi) });

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, serviceUnavailable } from '../core/errors';
 import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
-import type { CallerRule } from '../http/resolve-caller';
+import { resolveCaller, type CallerRule } from '../http/resolve-caller';
+import type { ServiceMetrics } from '../metrics/service-metrics';
+import type { Services } from '../services/services';
 import { CONSOLE_ARTIFACTS_PREFIX } from '../console/console-artifact-urls';
 import { createConsoleArtifactsHandler } from '../console/console-artifacts';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
@@ -9,7 +11,6 @@ import { MCP_PATH } from '../mcp/mcp-route';
 import { sendErrorResponse } from '../trpc/send-error';
 import type { RequestRouterOptions } from './request-router';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
-import { serveMetrics } from './metrics-route';
 import { createV1Dispatcher } from './v1-handler';
 
 type Serve = (req: IncomingMessage, res: ServerResponse, requestId: string, path: string) => Promise<void> | void;
@@ -55,31 +56,22 @@ export function entrances(options: RequestRouterOptions): Entrance[] {
           { path: OAUTH_PATHS.protectedResourceMetadata, match: 'prefix', caller: 'anyone', label: knownOr([OAUTH_PATHS.protectedResourceMetadata, `${OAUTH_PATHS.protectedResourceMetadata}/mcp`], 'console'), serve: oauth },
         ];
   return [
-    { path: '/healthz', match: 'exact', caller: 'anyone', serve: (_req, res) => sendJson(res, 200, { ok: true }) },
+    { path: '/healthz', match: 'exact', caller: 'anyone', serve: (_req, res) => send(res, 200, 'application/json', '{"ok":true}') },
     {
       path: '/readyz',
       match: 'exact',
       caller: 'anyone',
       async serve(_req, res, requestId) {
         const readiness = await options.readiness();
-        if (readiness.ok || readiness.reason !== 'database_unreachable') return sendJson(res, readiness.ok ? 200 : 503, readiness);
+        if (readiness.ok || readiness.reason !== 'database_unreachable') return send(res, readiness.ok ? 200 : 503, 'application/json', JSON.stringify(readiness));
         // The answer every route gives meanwhile, so a probe and a client read it alike.
         const unavailable = serviceUnavailable();
-        res.writeHead(unavailable.status, { ...unavailable.headers, 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ ...readiness, ...unavailable.toBody(requestId) }));
+        send(res, unavailable.status, 'application/json', JSON.stringify({ ...readiness, ...unavailable.toBody(requestId) }), unavailable.headers);
       },
     },
-    { path: '/metrics', match: 'exact', caller: 'metrics_token', serve: (req, res, requestId) => serveMetrics(req, res, requestId, { metrics: options.metrics, log: services.log, sources: services }) },
-    {
-      path: '/v1/openapi.json',
-      match: 'exact',
-      methods: ['GET', 'HEAD'],
-      caller: 'anyone',
-      serve(_req, res) {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(openApiJson);
-      },
-    },
+    // Without OPERATOR_METRICS_TOKEN there is no such route (404): metrics name hosts, counts and routes.
+    { path: '/metrics', match: 'exact', caller: 'metrics_token', serve: (req, res, requestId) => serveMetrics(req, res, requestId, options.metrics, services) },
+    { path: '/v1/openapi.json', match: 'exact', methods: ['GET', 'HEAD'], caller: 'anyone', serve: (_req, res) => send(res, 200, 'application/json', openApiJson) },
     { path: '/docs', match: 'exact', caller: 'anyone', serve: (_req, res) => sendDocsPage(res) },
     { path: '/docs/', match: 'exact', caller: 'anyone', label: () => 'console', serve: (_req, res) => sendDocsPage(res) },
     { path: '/docs/scalar.js', match: 'exact', caller: 'anyone', label: () => 'console', serve: (_req, res) => sendScalarBundle(res) },
@@ -112,7 +104,20 @@ export function entranceFor(list: readonly Entrance[], method: string, path: str
   return list.find((entrance) => (entrance.match === 'exact' ? path === entrance.path : path.startsWith(entrance.path)) && (entrance.methods === undefined || entrance.methods.includes(method)))!;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(body));
+function send(res: ServerResponse, status: number, contentType: string, body: string | undefined, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'Content-Type': contentType });
+  res.end(body);
+}
+
+/** GET /metrics, for a Prometheus scraper holding OPERATOR_METRICS_TOKEN as its bearer (failures count against its address). */
+async function serveMetrics(req: IncomingMessage, res: ServerResponse, requestId: string, metrics: ServiceMetrics, services: Services): Promise<void> {
+  try {
+    if (services.config.metricsToken === null) throw new ApiError('not_found');
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new ApiError('method_not_allowed', { headers: { Allow: 'GET, HEAD' } });
+    await resolveCaller(services, req, res, { kind: 'metrics_token' });
+    const body = await metrics.render();
+    send(res, 200, metrics.contentType, req.method === 'HEAD' ? undefined : body, { 'Cache-Control': 'no-store' });
+  } catch (error) {
+    sendErrorResponse(services.log, res, requestId, error);
+  }
 }

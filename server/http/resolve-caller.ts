@@ -76,16 +76,8 @@ export type CallerRule =
   | { kind: 'metrics_token' };
 
 type KeyCaller = Extract<Caller, { kind: 'api_key' | 'mcp_access_token' }>;
-export type CallerOf = {
-  anyone: Extract<Caller, { kind: 'anyone' }>;
-  api_key: KeyCaller;
-  mcp_bearer: KeyCaller;
-  operator: Extract<Caller, { kind: 'operator' }>;
-  answer_link: Extract<Caller, { kind: 'answer_link' }>;
-  escalation_bearer: Extract<Caller, { kind: 'escalation_bearer' }>;
-  cdp_secret: Extract<Caller, { kind: 'cdp_secret' }>;
-  metrics_token: Extract<Caller, { kind: 'metrics_token' }>;
-};
+/** The caller each kind of rule resolves to. */
+export type CallerOf = { [K in CallerRule['kind']]: K extends 'api_key' | 'mcp_bearer' ? KeyCaller : Extract<Caller, { kind: K }> };
 
 /** What resolving needs; the service's Services carries it. */
 export interface CallerSources {
