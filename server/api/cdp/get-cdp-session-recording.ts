@@ -1,18 +1,16 @@
 import { loadCdpSessionForCaller } from '../../domain/cdp/cdp-session-resource';
-import { rawEntryPoint } from '../entry-point';
-import { recordingOperation } from '../recording-openapi';
-import { sendLatestRecording } from '../send-recording';
+import { recordingEntryPoint } from '../recording-route';
 
 /**
  * GET /v1/cdp_sessions/{id}/recording: the video of what the device's page showed while
- * the CDP connection was open (MP4), with `Range`; the scope and tenancy of a live-view
- * session's recording (GET /v1/sessions/{id}/recording).
+ * the CDP connection was open; the scope and tenancy of a live-view session's recording.
  */
-export const getCdpSessionRecording = rawEntryPoint({
-  method: 'GET',
+export const getCdpSessionRecording = recordingEntryPoint({
   path: '/cdp_sessions/{id}/recording',
-  caller: { kind: 'api_key', scopes: ['operator:sessions:write'] },
-  openapi: recordingOperation({
+  scopes: ['operator:sessions:write'],
+  subject: 'cdp_session',
+  load: (services, principal, id) => loadCdpSessionForCaller(services.db, principal, id, false),
+  openapi: {
     operationId: 'getCdpSessionRecording',
     summary: "Download the video of what a CDP session's connection showed (MP4, H.264)",
     description:
@@ -20,9 +18,5 @@ export const getCdpSessionRecording = rawEntryPoint({
     tags: ['cdp'],
     idPrefix: 'cdp',
     notFound: 'cdp_session_not_found',
-  }),
-  async handle({ req, res, params, caller, services }) {
-    const cdpSession = await loadCdpSessionForCaller(services.db, caller.principal, params.id!, false);
-    await sendLatestRecording(services, req, res, 'cdp_session', cdpSession.id);
   },
 });
