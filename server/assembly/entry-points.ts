@@ -1,7 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, serviceUnavailable } from '../core/errors';
+import type { Logger } from '../core/log';
+import { maskApiKey, parseApiKey } from '../domain/keys/api-key-format';
 import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
+import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
+import { bearerOf } from '../http/bearer';
+import type { EventStreams } from '../http/event-stream';
 import { resolveCaller, type CallerRule } from '../http/resolve-caller';
+import { createRouteLabeler } from '../metrics/route-label';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { Services } from '../services/services';
 import { CONSOLE_ARTIFACTS_PREFIX } from '../console/console-artifact-urls';
@@ -9,18 +15,34 @@ import { createConsoleArtifactsHandler } from '../console/console-artifacts';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
 import { MCP_PATH } from '../mcp/mcp-route';
 import { sendErrorResponse } from '../trpc/send-error';
-import type { RequestRouterOptions } from './request-router';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
-import { createV1Dispatcher } from './v1-handler';
+import { createV1Dispatcher, newRequestId } from './v1-handler';
 
-type Serve = (req: IncomingMessage, res: ServerResponse, requestId: string, path: string) => Promise<void> | void;
+export interface RequestRouterOptions {
+  services: Services;
+  /** The task step feeds and event-stream slots the task event stream is served with. */
+  stepFeeds: TaskStepFeeds;
+  eventStreams: EventStreams;
+  openApiDocument: () => unknown;
+  /** Ready once started while the database and the browser provider answer; otherwise why not. */
+  readiness: () => Promise<Readiness>;
+  metrics: ServiceMetrics;
+  /** The MCP server over Streamable HTTP (server/mcp); absent, /mcp is 404. */
+  mcp?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
+  /** The authorization server of /mcp and its metadata (server/mcp/oauth). */
+  oauth?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
+  /** Next.js request handler for the console; null when the console is not served. */
+  console: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null;
+}
+
+export type Readiness = { ok: true } | { ok: false; reason: 'starting_or_stopping' | 'database_unreachable' | 'browser_provider_unreachable' };
 
 /**
  * One entrance of the HTTP server: the paths it serves (one path, or every path under a
  * prefix), who may call it, how a request to it is labelled in the metrics, and its
  * handler. WebSocket upgrades are the gateways' (start-service.ts) for now.
  */
-export interface Entrance {
+interface Entrance {
   path: string;
   /** `prefix`: every path under `path` (which ends with `/`). */
   match: 'exact' | 'prefix';
@@ -30,7 +52,7 @@ export interface Entrance {
   caller: CallerRule['kind'] | 'per_route';
   /** The metrics label of a request, by default `<method> <path>`. */
   label?: (method: string, path: string) => string;
-  serve: Serve;
+  serve(req: IncomingMessage, res: ServerResponse, requestId: string, path: string): Promise<void> | void;
 }
 
 /**
@@ -39,7 +61,7 @@ export interface Entrance {
  * server, /v1 (every JSON operation, byte and stream route: api/router.ts), the console's
  * API and byte routes, and the console's pages for the rest.
  */
-export function entrances(options: RequestRouterOptions): Entrance[] {
+function entrances(options: RequestRouterOptions): Entrance[] {
   const { services } = options;
   const v1 = createV1Dispatcher({ ...services, stepFeeds: options.stepFeeds, eventStreams: options.eventStreams });
   const handleConsoleApi = createConsoleHandler(services);
@@ -93,6 +115,27 @@ export function entrances(options: RequestRouterOptions): Entrance[] {
   ];
 }
 
+/** The one HTTP server's dispatch: each request goes to the entrance that serves its path, labelled for the metrics by it, and logged. */
+export function createRequestRouter(options: RequestRouterOptions) {
+  const list = entrances(options);
+  // Access lines are built only from fields that hold no secret (a key shows only its id),
+  // so they skip the logger's redaction pass, which cost as much as writing the line.
+  const accessLog = options.services.log.child({}, { redact: [] });
+  const routeLabel = createRouteLabeler((method, path) => {
+    const entrance = entranceFor(list, method, path);
+    return entrance.label?.(method, path) ?? `${method} ${path}`;
+  });
+
+  return async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = newRequestId();
+    res.setHeader('X-Request-Id', requestId);
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const method = req.method ?? 'GET';
+    recordWhenFinished(req, res, { log: accessLog, metrics: options.metrics, requestId, path, route: routeLabel(method, path) });
+    await entranceFor(list, method, path).serve(req, res, requestId, path);
+  };
+}
+
 /** `<method> <path>` for the paths an entrance knows, else one label for the rest. */
 function knownOr(paths: readonly string[], otherwise: string): (method: string, path: string) => string {
   const known = new Set(paths);
@@ -100,7 +143,7 @@ function knownOr(paths: readonly string[], otherwise: string): (method: string, 
 }
 
 /** The entrance that serves a request. The last entrance serves every path, so there is always one. */
-export function entranceFor(list: readonly Entrance[], method: string, path: string): Entrance {
+function entranceFor(list: readonly Entrance[], method: string, path: string): Entrance {
   return list.find((entrance) => (entrance.match === 'exact' ? path === entrance.path : path.startsWith(entrance.path)) && (entrance.methods === undefined || entrance.methods.includes(method)))!;
 }
 
@@ -120,4 +163,30 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, requestId
   } catch (error) {
     sendErrorResponse(services.log, res, requestId, error);
   }
+}
+
+/**
+ * When the response is finished, its latency goes into the metrics (by route template) and,
+ * at level info, one structured access-log line is written. Query strings are left out and
+ * a key is shown only by its id (`svc_operator_test_<key_id>_****`), never its secret.
+ */
+function recordWhenFinished(req: IncomingMessage, res: ServerResponse, request: { log: Logger; metrics: ServiceMetrics; requestId: string; path: string; route: string }): void {
+  const logging = request.log.isLevelEnabled('info');
+  const started = performance.now();
+  // 'finish' is emitted once per response: a plain listener spares once()'s wrapper.
+  res.on('finish', () => {
+    const ms = performance.now() - started;
+    request.metrics.observeRequest(request.route, res.statusCode, ms / 1000);
+    if (!logging) return;
+    const bearer = bearerOf(req);
+    const parsed = bearer === null ? null : parseApiKey(bearer);
+    request.log.info({
+      requestId: request.requestId,
+      method: req.method,
+      path: request.path,
+      status: res.statusCode,
+      ms: Math.round(ms * 10) / 10,
+      key: parsed === null ? undefined : maskApiKey(parsed.env, parsed.keyId),
+    });
+  });
 }

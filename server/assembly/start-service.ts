@@ -39,7 +39,7 @@ import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
-import { createRequestRouter, type Readiness } from './request-router';
+import { createRequestRouter, type Readiness } from './entry-points';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
 import { escalationDeliveryWorker, escalationExpiry } from '../jobs/escalation-worker';

@@ -6,7 +6,7 @@ import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-
 import { createLogger } from '../core/log';
 import { ServiceMetrics, type MetricSources } from '../metrics/service-metrics';
 import type { Services } from '../services/services';
-import { createRequestRouter } from './request-router';
+import { createRequestRouter } from './entry-points';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { EventStreams } from '../http/event-stream';
 
