@@ -19,7 +19,6 @@ import { mcpResourceUrl } from '../domain/mcp-oauth/oauth-urls';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { hashSecret, secretMatches } from '../domain/secret-hash';
 import type { AuthFailureThrottle } from './auth-failure-throttle';
-import { bearerOf } from './bearer';
 import { readConsoleCookie } from './console-cookie';
 
 /** The header an opened answer link's page sends its access token in: never a URL, so never a log line. */
@@ -153,6 +152,15 @@ async function resolve(sources: CallerSources, req: IncomingMessage, res: Server
       return { kind: 'metrics_token' };
     }
   }
+}
+
+/**
+ * The credential of `Authorization: Bearer <credential>`, or null: the one place a Bearer
+ * header is read (API keys, MCP access tokens, escalation bearers, the metrics token, the
+ * access log's key id). Which kind it is, and whether it is good, is resolveCaller's.
+ */
+export function bearerOf(req: IncomingMessage): string | null {
+  return /^Bearer (\S+)$/.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
 }
 
 function keyCaller(principal: Principal): KeyCaller {
