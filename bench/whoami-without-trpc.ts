@@ -8,6 +8,7 @@ import { RateLimiter } from '../server/domain/rate-limit/rate-limiter';
 import { sendErrorResponse } from '../server/trpc/send-error';
 import { newRequestId } from '../server/assembly/v1-handler';
 import { createLogger } from '../server/core/log';
+import { bearerOf } from '../server/http/resolve-caller';
 
 // The service's own per-request work for GET /v1/whoami without tRPC and trpc-to-openapi:
 // request id, the real key cache on the real database, the real rate limiter with its
@@ -24,7 +25,7 @@ createServer((req, res) => {
   const requestId = newRequestId();
   res.setHeader('X-Request-Id', requestId);
   authenticator
-    .authenticate(req.headers.authorization)
+    .authenticate(bearerOf(req))
     .then(async (principal) => {
       await rateLimiter.consume(principal.keyId, res);
       res.writeHead(200, { 'Content-Type': 'application/json' });

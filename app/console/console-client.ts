@@ -2,9 +2,13 @@ import { createTRPCClient, httpLink, isTRPCClientError, TRPCClientError } from '
 // Types only: no server code reaches the browser bundle.
 import type { ConsoleAppRouter } from '../../server/console/console-router';
 
-/** The console API on the same origin; the header is the API's CSRF guard. */
+/**
+ * The console API on the same origin; `x-svc-console` is the API's CSRF guard. A call of
+ * a /v1 operation names the organization it acts on in its context (`{ orgId }`), sent
+ * as `x-svc-org`.
+ */
 export const consoleApi = createTRPCClient<ConsoleAppRouter>({
-  links: [httpLink({ url: '/console/api', headers: { 'x-svc-console': '1' } })],
+  links: [httpLink({ url: '/console/api', headers: ({ op }) => ({ 'x-svc-console': '1', ...(typeof op.context.orgId === 'string' ? { 'x-svc-org': op.context.orgId } : {}) }) })],
 });
 
 export type OrganizationPage = Awaited<ReturnType<typeof consoleApi.organizations.query>>;

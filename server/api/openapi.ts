@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { ApiError, apiErrorCodes, type ApiErrorCode } from '../core/errors';
 import type { Meta } from '../trpc/init';
+import type { CallerRule } from '../http/resolve-caller';
 import { nameSchema, namedResourceSchemas, streamedSchemas } from './openapi-components';
 import { routeErrors } from './openapi-route-errors';
-import { appRouter } from './router';
-import { artifactOpenApiPaths } from './artifacts-openapi';
+import { appRouter, rawEntryPoints } from './router';
+import type { RawEntryPoint, RawOperation } from './entry-point';
 import { isZodJsonSchema, jsonValueComponents } from './json-value-openapi';
-import { taskEventsOpenApiPath, taskEventsComponents } from './task-events-openapi';
 import { webhooksOpenApi, webhookComponents } from './webhooks-openapi';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
@@ -65,8 +65,15 @@ function notFoundCodeOf(path: string): ApiErrorCode | undefined {
   return (apiErrorCodes as readonly string[]).includes(code) ? (code as ApiErrorCode) : undefined;
 }
 
+/** What a caller rule's checks answer: its 401, the 429 of the throttle (and a key's rate limit), a key's 403s. */
+function callerErrorCodes(rule: CallerRule | undefined): ApiErrorCode[] {
+  if (rule?.kind === 'escalation_bearer') return ['invalid_escalation_token', 'rate_limited'];
+  if (rule?.kind !== 'api_key') return [];
+  return ['invalid_api_key', 'rate_limited', ...(rule.scopes === null ? [] : (['insufficient_scope'] as const)), ...(rule.write === true ? (['product_not_entitled'] as const) : [])];
+}
+
 /**
- * Every error code a route can answer, from what it is: its access meta (the guard's
+ * Every error code a route can answer, from what it is: its caller rule (the guard's
  * checks), its inputs, its path and the domain errors listed in openapi-route-errors.ts.
  */
 export function errorCodesOf(name: string, meta: Meta, operation: Operation): ApiErrorCode[] {
@@ -75,19 +82,9 @@ export function errorCodesOf(name: string, meta: Meta, operation: Operation): Ap
   const hasInput = (operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined;
   if (hasInput) codes.add('invalid_request');
   if (operation.parameters?.some((parameter) => (parameter as { name?: string }).name === 'cursor')) codes.add('invalid_cursor');
-  if (meta.access?.auth === 'escalation_bearer') {
-    codes.add('invalid_escalation_token');
-    // The failed-authentication throttle answers 429 to an address that failed too often.
-    codes.add('rate_limited');
-  }
-  if (meta.access?.auth === 'api_key') {
-    codes.add('invalid_api_key');
-    codes.add('rate_limited');
-    if (meta.access.scopes !== null) codes.add('insufficient_scope');
-    if (meta.access.write) codes.add('product_not_entitled');
-  }
+  for (const code of callerErrorCodes(meta.caller)) codes.add(code);
   // An escalation bearer names its escalation: an unknown id is its 401, never a 404.
-  const notFound = meta.access?.auth === 'escalation_bearer' ? undefined : notFoundCodeOf(meta.openapi!.path);
+  const notFound = meta.caller?.kind === 'escalation_bearer' ? undefined : notFoundCodeOf(meta.openapi!.path);
   if (notFound !== undefined) codes.add(notFound);
   if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
     codes.add('payload_too_large');
@@ -166,12 +163,46 @@ function nameJsonValues(document: OpenAPIObject): OpenAPIObject {
   return named;
 }
 
+const RANGE_HEADER = {
+  name: 'Range',
+  in: 'header',
+  required: false,
+  description: 'One byte range, `bytes=<first>-[<last>]` or `bytes=-<suffix length>`; past the end: 416 range_not_satisfiable. Several ranges are answered whole (200).',
+  schema: { type: 'string' },
+};
+
+/** A raw route's operation, from its declaration: what it says of itself, and what its caller rule and its kind of answer imply. */
+function rawOperationOf(entry: RawEntryPoint, { operationId, summary, description, tags, parameters, response, errors }: RawOperation): Record<string, unknown> {
+  const keyed = entry.caller.kind === 'api_key';
+  const codes: ApiErrorCode[] = [...callerErrorCodes(entry.caller), ...(response.kind === 'bytes' ? (['range_not_satisfiable'] as const) : []), ...errors, 'internal_error', 'service_unavailable'];
+  const success =
+    response.kind === 'bytes'
+      ? {
+          '200': { description: `${response.what}, whole. Accept-Ranges: bytes.`, content: { [response.contentType]: { schema: { type: 'string', format: 'binary' } } } },
+          '206': { description: `One range of ${response.what}, with Content-Range.`, content: { [response.contentType]: { schema: { type: 'string', format: 'binary' } } } },
+        }
+      : {
+          // What is on the wire: text. Each frame's parsed form is named in components
+          // (OpenAPI 3.2's itemSchema would say so; 3.1 has no place for it).
+          '200': { description: response.description, headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }, content: { 'text/event-stream': { schema: { type: 'string' }, example: response.example } } },
+        };
+  return {
+    operationId,
+    summary,
+    ...(description === undefined ? {} : { description }),
+    tags,
+    security: keyed ? [{ bearerAuth: [] }] : [],
+    parameters: response.kind === 'bytes' ? [...parameters, RANGE_HEADER] : parameters,
+    responses: { ...success, ...errorResponses(codes, keyed) },
+  };
+}
+
 /**
  * The OpenAPI 3.1 document of /v1, generated from the procedures' meta and zod schemas.
  * trpc-to-openapi documents every success as 200 and errors in its own shape, so the
  * success status, headers, named bodies and the CONTRACT.md errors of each route are
- * written in afterwards, from the same meta; the raw event stream and the webhooks are
- * added from their own modules.
+ * written in afterwards, from the same meta; the raw routes from their declarations, and
+ * the webhooks from their module.
  */
 export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
   for (const [name, schema] of Object.entries(namedResourceSchemas)) nameSchema(name, schema);
@@ -192,7 +223,7 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
   components.schemas = Object.fromEntries(Object.entries(components.schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
   components.schemas.Error = ERROR_BODY_SCHEMA;
   components.headers = { ...components.headers, ...HEADERS };
-  Object.assign(components.schemas, taskEventsComponents, webhookComponents);
+  Object.assign(components.schemas, ...rawEntryPoints.map((entry) => entry.openapi?.components ?? {}), webhookComponents);
   // Schemas no procedure returns (the stream's step) are converted directly.
   for (const [name, schema] of Object.entries(streamedSchemas)) {
     const { $schema: _dialect, ...converted } = z.toJSONSchema(schema, { io: 'output' }) as Record<string, unknown>;
@@ -206,7 +237,7 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
     const path = meta.openapi.path.replace(/\/+$/, '');
     const operation = (document.paths?.[path] as Record<string, Operation> | undefined)?.[meta.openapi.method.toLowerCase()];
     if (operation?.responses === undefined) continue;
-    const keyed = meta.access?.auth === 'api_key';
+    const keyed = meta.caller?.kind === 'api_key';
     const codes = errorCodesOf(name, meta, operation);
     if (codes.includes('idempotency_conflict')) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
     const id = pascal(operation.operationId ?? name);
@@ -221,9 +252,11 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
       ...(errorResponses(codes, keyed) as Operation['responses']),
     };
     (operation as { security?: unknown }).security =
-      meta.access?.auth === 'escalation_bearer' ? [{ escalationBearer: [] }] : meta.access?.auth === 'api_key' ? [{ bearerAuth: [] }] : [];
+      meta.caller?.kind === 'escalation_bearer' ? [{ escalationBearer: [] }] : keyed ? [{ bearerAuth: [] }] : [];
   }
-  document.paths = { ...document.paths, '/tasks/{id}/events': taskEventsOpenApiPath(errorResponses), ...artifactOpenApiPaths(errorResponses) } as typeof document.paths;
+  for (const entry of rawEntryPoints) {
+    if (entry.openapi !== undefined) Object.assign((document.paths![entry.path] ??= {}), { [entry.method.toLowerCase()]: rawOperationOf(entry, entry.openapi) });
+  }
   document.webhooks = webhooksOpenApi() as OpenAPIObject['webhooks'];
   return nameJsonValues(document);
 }

@@ -29,8 +29,19 @@ import { listEventTypesProcedure } from './webhooks/list-event-types';
 import { listWebhookEndpointsProcedure } from './webhooks/list-webhook-endpoints';
 import { updateWebhookEndpointProcedure } from './webhooks/update-webhook-endpoint';
 import { getWhoami } from './whoami/get-whoami';
+import { getCdpSessionRecording } from './cdp/get-cdp-session-recording';
+import { getCdpVersion } from './cdp/get-cdp-version';
+import type { RawEntryPoint } from './entry-point';
+import { getSessionRecording } from './sessions/get-session-recording';
+import { getStepScreenshot } from './tasks/get-step-screenshot';
+import { getTaskFile } from './tasks/get-task-file';
+import { getTaskRecording } from './tasks/get-task-recording';
+import { streamTaskEvents } from './tasks/stream-task-events';
 
-// One entry per REST route; each procedure file declares its own method and path.
+// Every /v1 entry point. The JSON operations: one procedure each, whose meta declares its
+// method, path and caller (trpc/procedures.ts); the routes whose answer is bytes or a
+// stream: one declaration each (entry-point.ts), in the same terms. Dispatch, 404/405,
+// metrics labels, /v1/openapi.json and the MCP tools all read these two lists.
 export const appRouter = router({
   whoami: getWhoami,
   listAuditEvents: listAuditEventsProcedure,
@@ -65,3 +76,14 @@ export const appRouter = router({
 });
 
 export type AppRouter = typeof appRouter;
+
+/** The /v1 routes whose answer is not one JSON body, in the document's order. */
+export const rawEntryPoints: readonly RawEntryPoint[] = [
+  streamTaskEvents(),
+  getTaskRecording,
+  getSessionRecording,
+  getCdpSessionRecording,
+  getStepScreenshot,
+  getTaskFile,
+  getCdpVersion,
+];

@@ -8,13 +8,6 @@ import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
 import { createMcpHandler } from '../mcp/mcp-route';
 import { listeningUrl } from './listening-url';
 import { newRequestId } from './v1-handler';
-import { taskEventsRoute } from '../api/tasks/stream-task-events';
-import { taskRecordingRoute } from '../api/tasks/get-task-recording';
-import { stepScreenshotRoute } from '../api/tasks/get-step-screenshot';
-import { taskFileRoute } from '../api/tasks/get-task-file';
-import { sessionRecordingRoute } from '../api/sessions/get-session-recording';
-import { cdpSessionRecordingRoute } from '../api/cdp/get-cdp-session-recording';
-import { cdpVersionRoute } from '../api/cdp/get-cdp-version';
 import { EventStreams } from '../http/event-stream';
 import { answerClientError } from '../http/client-error';
 import { ConnectionHonouringResponse } from '../http/connection-close';
@@ -46,9 +39,8 @@ import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
-import { createRequestRouter, type Readiness } from './request-router';
+import { createRequestRouter, type Readiness } from './entry-points';
 import { ServiceMetrics } from '../metrics/service-metrics';
-import type { RawRoute } from '../http/raw-route';
 import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
 import { escalationDeliveryWorker, escalationExpiry } from '../jobs/escalation-worker';
 import { retentionSweep } from '../jobs/retention-sweep';
@@ -221,15 +213,6 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const workers: Worker[] = [hostHeartbeat(services), deviceAdoption(services), retentionSweep(services), deviceIdleSuspend(services), deviceMeteringHeartbeat(services), runner, webhookDeliveryWorker(services), escalationDeliveryWorker(services), escalationExpiry(services), sessionUpkeep(services)];
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
   const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
-  const rawRoutes: RawRoute[] = [
-    taskEventsRoute(services, stepFeeds, eventStreams),
-    taskRecordingRoute(services),
-    sessionRecordingRoute(services),
-    cdpSessionRecordingRoute(services),
-    cdpVersionRoute(services),
-    stepScreenshotRoute(services),
-    taskFileRoute(services),
-  ];
   const gateway = new SessionGateway(services, deviceViews);
   await gateway.start();
   const cdpGateway = new CdpGateway(services);
@@ -260,7 +243,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   };
   const route = createRequestRouter({
     services,
-    rawRoutes,
+    stepFeeds,
+    eventStreams,
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
     readiness,
     metrics,

@@ -1,88 +1,135 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure } from '@trpc/server';
-import { createProcedureCache, getPathRegExp, normalizePath, type OpenApiMethod } from 'trpc-to-openapi';
-import { appRouter } from '../api/router';
+import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
+import type { EntryServices, RawEntryPoint } from '../api/entry-point';
+import { appRouter, rawEntryPoints } from '../api/router';
 import { ApiError } from '../core/errors';
-import type { Services } from '../services/services';
 import { unstorableInput } from '../core/storable-text';
 import type { Context } from '../trpc/context';
 import type { Meta } from '../trpc/init';
-import type { RawRoute } from '../http/raw-route';
+import { decodePathSegment } from '../http/path-segment';
 import { readJsonBody } from '../http/read-json-body';
+import { resolveCaller } from '../http/resolve-caller';
 import { sendErrorResponse } from '../trpc/send-error';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
-interface RouteShape {
-  pattern: RegExp;
+/** One /v1 route: its method, its path as the document names it, and how a matched request is served. */
+interface V1Route {
   method: string;
+  pattern: RegExp;
+  /** The metrics label, `GET /v1/devices/{id}`. */
+  label: string;
+  serve(req: IncomingMessage, res: ServerResponse, requestId: string, url: URL, pathInput: Record<string, string>): Promise<void>;
 }
 
 /**
- * The `/v1` REST surface. Routes come from trpc-to-openapi: each procedure's
- * `meta.openapi` method and path, matched by the library's own route table
- * (`createProcedureCache`), from the same meta `/v1/openapi.json` is generated from. A
- * matched request calls its tRPC procedure the way tRPC's own HTTP adapters do
- * (`callTRPCProcedure`): the procedure's middlewares (authentication, rate limit, scope,
- * entitlement), its zod input and output and its resolver all run as written.
+ * The /v1 dispatcher, read off the one registry of /v1 entry points (api/router.ts): the
+ * procedures, by their meta's method and path, and the raw routes, by their declarations.
+ * A request is matched as trpc-to-openapi matches it (its path templates and
+ * normalization); an unmatched one is 405 with `Allow` where another method serves the
+ * path, else 404; `label` names a request's route for the metrics.
  *
- * Why not trpc-to-openapi's `createOpenApiNodeHttpHandler`: per request it builds a
- * WHATWG Request and AbortController nobody reads, a router caller proxy and the URL
- * twice, and writes errors in its own body that had to be rewritten; measured, that was
- * a third of the CPU of a `GET /v1/whoami` (docs/performance.md). This handler keeps its
- * routing and input rules and drops the rest.
+ * A matched procedure is called the way tRPC's own HTTP adapters call one
+ * (`callTRPCProcedure`): its middlewares (the caller's checks, entitlement), its zod input
+ * and output and its resolver run as written. Why not trpc-to-openapi's
+ * `createOpenApiNodeHttpHandler`: per request it builds a WHATWG Request and
+ * AbortController nobody reads, a router caller proxy and the URL twice, and writes errors
+ * in its own body that had to be rewritten; measured, that was a third of the CPU of a
+ * `GET /v1/whoami` (docs/performance.md). A raw route's caller is resolved by its rule
+ * before its handler runs.
  */
-export function createV1Handler(services: Services, rawRoutes: readonly RawRoute[]) {
-  const findProcedure = createProcedureCache(appRouter);
-  // Raw routes count as routes for 405: POST to the event stream is a wrong method, not an unknown path.
-  const routes = [...routeShapes(), ...rawRoutes.map(({ method, pattern }) => ({ method, pattern }))];
+export function createV1Dispatcher(services: EntryServices) {
+  const routes = [...rawEntryPoints.map((entry) => rawRoute(services, entry)), ...procedureRoutes(services)];
 
-  return async function handleV1(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
-    // Parsed as trpc-to-openapi parses it: host prepended, so `//x` stays a path.
-    const url = new URL(`http://localhost${req.url!.slice('/v1'.length)}`);
-    const path = normalizePath(url.pathname);
-    const method = req.method ?? 'GET';
-    const match = findProcedure(method as OpenApiMethod, path);
-    if (match?.procedure === undefined) return sendErrorResponse(services.log, res, requestId, unmatched(res, routes, path));
-    const { procedure, pathInput } = match;
-    const meta = procedure.procedure._def.meta as Meta;
+  return {
+    async handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+      // Parsed as trpc-to-openapi parses it: host prepended, so `//x` stays a path.
+      const url = new URL(`http://localhost${req.url!.slice('/v1'.length)}`);
+      const path = normalizePath(url.pathname);
+      const method = req.method ?? 'GET';
+      for (const route of routes) {
+        if (route.method !== method) continue;
+        const match = route.pattern.exec(path);
+        if (match !== null) return route.serve(req, res, requestId, url, match.groups ?? {});
+      }
+      sendErrorResponse(services.log, res, requestId, unmatched(res, routes, path));
+    },
+    /** The route a request names, for the metrics: `unmatched` where none serves it. */
+    label(method: string, subPath: string): string {
+      const path = normalizePath(subPath);
+      return routes.find((route) => route.method === method && route.pattern.test(path))?.label ?? 'unmatched';
+    },
+  };
+}
 
-    let bodyError: ApiError | null = null;
-    let sent: Record<string, unknown>;
-    if (METHODS_WITH_BODY.has(method)) {
-      const body = await readJsonBody(req);
-      if (!body.ok && body.error.apiCode === 'payload_too_large') res.setHeader('Connection', 'close');
-      // A body error waits until the procedure's guard has authenticated and authorized
-      // the caller, so 401/429/403 answer first, in the order CONTRACT.md gives.
-      bodyError = body.ok ? null : body.error;
-      sent = body.ok ? body.body : {};
-    } else {
-      sent = queryParameters(url.searchParams);
-    }
-    // Text PostgreSQL cannot store, anywhere in the body or query string, is refused the
-    // same way, before any procedure sees it. Path ids are not checked: a malformed id is
-    // the route's 404, as CONTRACT.md wants.
-    const unstorable = unstorableInput(sent);
-    bodyError ??= unstorable === null ? null : new ApiError('invalid_request', unstorable);
-    const input = { ...sent, ...pathInput };
+function rawRoute(services: EntryServices, entry: RawEntryPoint): V1Route {
+  const serve = rawEntryHandler(services, entry);
+  return { method: entry.method, pattern: getPathRegExp(entry.path), label: `${entry.method} /v1${entry.path}`, serve: (req, res, requestId, _url, pathInput) => serve(req, res, requestId, pathInput) };
+}
 
-    const ctx: Context = { requestId, req, res, services, bodyError };
+/** A raw entry point served: its caller resolved by its rule, then its handler; what either throws answered as CONTRACT.md's error. */
+export function rawEntryHandler(services: EntryServices, entry: RawEntryPoint) {
+  return async (req: IncomingMessage, res: ServerResponse, requestId: string, pathInput: Record<string, string>): Promise<void> => {
     try {
-      const data = await callTRPCProcedure({
-        router: appRouter,
-        path: procedure.path,
-        type: procedure.type,
-        ctx,
-        getRawInput: async () => input,
-        signal: undefined,
-        batchIndex: 0,
-      });
-      sendResult(res, meta.successStatus ?? 200, data);
+      const params = Object.fromEntries(Object.entries(pathInput).map(([name, value]) => [name, decodePathSegment(value)]));
+      const subject = entry.subject === undefined ? undefined : params[entry.subject];
+      const caller = await resolveCaller(services, req, res, entry.caller, { subject });
+      await entry.handle({ req, res, requestId, params, caller, services });
     } catch (error) {
       sendErrorResponse(services.log, res, requestId, error);
     }
   };
+}
+
+/** Every procedure with a REST route, served as the tRPC procedure it is. */
+function procedureRoutes(services: EntryServices): V1Route[] {
+  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: Meta; type: 'query' | 'mutation' } }>;
+  return Object.entries(procedures).flatMap(([name, { _def: { meta, type } }]) => {
+    if (meta?.openapi === undefined) return [];
+    const { method, path } = meta.openapi;
+    const template = normalizePath(path);
+    const successStatus = meta.successStatus ?? 200;
+    return [{ method, pattern: getPathRegExp(template), label: `${method} /v1${template}`, serve: (req, res, requestId, url, pathInput) => callProcedure(services, { name, type, successStatus }, req, res, requestId, url, pathInput) }];
+  });
+}
+
+async function callProcedure(services: EntryServices, procedure: { name: string; type: 'query' | 'mutation'; successStatus: number }, req: IncomingMessage, res: ServerResponse, requestId: string, url: URL, pathInput: Record<string, string>): Promise<void> {
+  let bodyError: ApiError | null = null;
+  let sent: Record<string, unknown>;
+  if (METHODS_WITH_BODY.has(req.method ?? 'GET')) {
+    const body = await readJsonBody(req);
+    if (!body.ok && body.error.apiCode === 'payload_too_large') res.setHeader('Connection', 'close');
+    // A body error waits until the procedure's guard has authenticated and authorized
+    // the caller, so 401/429/403 answer first, in the order CONTRACT.md gives.
+    bodyError = body.ok ? null : body.error;
+    sent = body.ok ? body.body : {};
+  } else {
+    sent = queryParameters(url.searchParams);
+  }
+  // Text PostgreSQL cannot store, anywhere in the body or query string, is refused the
+  // same way, before any procedure sees it. Path ids are not checked: a malformed id is
+  // the route's 404, as CONTRACT.md wants.
+  const unstorable = unstorableInput(sent);
+  bodyError ??= unstorable === null ? null : new ApiError('invalid_request', unstorable);
+  const input = { ...sent, ...pathInput };
+
+  const ctx: Context = { requestId, req, res, services, bodyError };
+  try {
+    const data = await callTRPCProcedure({
+      router: appRouter,
+      path: procedure.name,
+      type: procedure.type,
+      ctx,
+      getRawInput: async () => input,
+      signal: undefined,
+      batchIndex: 0,
+    });
+    sendResult(res, procedure.successStatus, data);
+  } catch (error) {
+    sendErrorResponse(services.log, res, requestId, error);
+  }
 }
 
 /**
@@ -109,20 +156,12 @@ function sendResult(res: ServerResponse, status: number, data: unknown): void {
   res.end(JSON.stringify(data));
 }
 
-/** No procedure answers this method and path: 405 with `Allow` if the path is a route, else 404. */
-function unmatched(res: ServerResponse, routes: RouteShape[], path: string): ApiError {
+/** No route answers this method and path: 405 with `Allow` if another method serves it, else 404. */
+function unmatched(res: ServerResponse, routes: readonly V1Route[], path: string): ApiError {
   const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))];
   if (allowed.length === 0) return new ApiError('not_found');
   res.setHeader('Allow', allowed.join(', '));
   return new ApiError('method_not_allowed');
-}
-
-/** Every route's method and path pattern, matched as the route table matches them, for 405 versus 404. */
-function routeShapes(): RouteShape[] {
-  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: Meta } }>;
-  return Object.values(procedures).flatMap(({ _def: { meta } }) =>
-    meta?.openapi === undefined ? [] : [{ method: meta.openapi.method, pattern: getPathRegExp(normalizePath(meta.openapi.path)) }],
-  );
 }
 
 export function newRequestId(): string {

@@ -54,7 +54,7 @@ export function createConsoleHandler(services: Services): (req: IncomingMessage,
     // The context is the /v1 procedures' (one tRPC instance), with this request's id, so
     // the adapter is bound per request; the console reads bodies itself, above, so there
     // is never a deferred body error.
-    createHTTPHandler({ ...options, createContext: () => ({ requestId, req, res, services, bodyError: null }) })(req, res);
+    createHTTPHandler({ ...options, createContext: () => ({ requestId, req, res, services, bodyError: null, viaConsole: true as const }) })(req, res);
   };
 }
 

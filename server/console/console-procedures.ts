@@ -1,16 +1,8 @@
-import { signedInOperator } from '../domain/console/console-sessions';
 import type { AdminOrigin } from '../domain/orgs/operator-admin';
 import { ApiError } from '../core/errors';
 import { unstorableInput } from '../core/storable-text';
 import { publicProcedure } from '../trpc/init';
-import { readConsoleCookie } from './console-cookie';
-
-/**
- * Every console call carries this header. A page on another site can make a browser send
- * the cookie (a form post, an image), but not a custom header without a CORS preflight,
- * which this server never grants: that is the console's CSRF defence, with SameSite.
- */
-export const CONSOLE_HEADER = 'x-svc-console';
+import { CONSOLE_HEADER, resolveCaller } from '../http/resolve-caller';
 
 /**
  * Any console call, signed in or not: the CSRF header first (403
@@ -30,7 +22,7 @@ export const consoleProcedure = publicProcedure.use(async ({ ctx, getRawInput, n
  * audited with (`via: "console"`, the operator's name).
  */
 export const operatorProcedure = consoleProcedure.use(async ({ ctx, next }) => {
-  const operator = await signedInOperator(ctx.services.db, readConsoleCookie(ctx.req));
+  const { operator } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'operator', from: 'console_api' });
   const auditOrigin: AdminOrigin = { via: 'console', operator: operator.name };
   return next({ ctx: { operator, auditOrigin } });
 });

@@ -12,10 +12,10 @@ import { releaseTakeoverProcedure } from './sessions/release-takeover';
 import { takeOverDeviceProcedure } from './sessions/take-over-device';
 import { watchDeviceProcedure } from './sessions/watch-device';
 import { endSessionProcedure } from './sessions/end-session';
-import { deleteDeviceProcedure } from './devices/delete-device';
+import { deleteDeviceProcedure } from '../api/devices/delete-device';
 import { listOrganizationDevicesProcedure } from './devices/list-organization-devices';
-import { sleepDeviceProcedure } from './devices/sleep-device';
-import { wakeDeviceProcedure } from './devices/wake-device';
+import { sleepDeviceProcedure } from '../api/devices/sleep-device';
+import { wakeDeviceProcedure } from '../api/devices/wake-device';
 import { listWaitingOrganizationsProcedure } from './escalations/list-waiting-organizations';
 import { getOrganizationProcedure } from './organizations/get-organization';
 import { organizationAuditProcedure } from './organizations/organization-audit';
@@ -76,6 +76,7 @@ export const consoleAppRouter = router({
   answerLinkAnswer: answerAnswerLinkProcedure,
   answerLinkEndSession: endAnswerLinkSessionProcedure,
   organizationDevices: listOrganizationDevicesProcedure,
+  // /v1's own operations, called by the operator on the organization the call names (x-svc-org).
   sleepDevice: sleepDeviceProcedure,
   wakeDevice: wakeDeviceProcedure,
   deleteDevice: deleteDeviceProcedure,

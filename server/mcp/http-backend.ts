@@ -1,12 +1,12 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import { appRouter } from '../api/router';
-import { findStepScreenshot, STEP_SCREENSHOT_SCOPES } from '../api/tasks/get-step-screenshot';
+import { findStepScreenshot, getStepScreenshot } from '../api/tasks/get-step-screenshot';
 import { ApiError, asApiError } from '../core/errors';
 import { parsePublicId } from '../domain/ids';
 import type { Principal } from '../domain/keys/principal';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
-import { authorizeRequest } from '../http/authorize';
+import { resolveCaller } from '../http/resolve-caller';
 import type { EventStreams } from '../http/event-stream';
 import type { Services } from '../services/services';
 import { t } from '../trpc/init';
@@ -65,8 +65,8 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
     getTask: (id) => call((caller) => caller.getTask({ id })),
     cancelTask: (id) => call((caller) => caller.cancelTask({ id })),
     async stepScreenshot(taskId, seq) {
-      // A raw route (its body is bytes), so its checks are called as that route calls them.
-      const principal = await authorizeRequest(services, req, new ServerResponse(req), STEP_SCREENSHOT_SCOPES, mcp.principal);
+      // A raw route (its body is bytes): its caller is resolved by the route's own declared rule.
+      const { principal } = await resolveCaller(services, req, new ServerResponse(req), getStepScreenshot.caller, { authenticated: mcp.principal });
       const { key } = await findStepScreenshot(services, principal, taskId, String(seq));
       const body = await services.store.get(key);
       if (body === null) throw new ApiError('screenshot_not_found');

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ApiError } from '../core/errors';
+import { protectedResourceMetadataUrl } from '../domain/mcp-oauth/oauth-urls';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
-import { authorizeRequest } from '../http/authorize';
+import { resolveCaller } from '../http/resolve-caller';
 import type { EventStreams } from '../http/event-stream';
 import { readJsonBody } from '../http/read-json-body';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
 import { httpBackend } from './http-backend';
-import { authenticateMcpBearer, mcpChallenge } from './mcp-bearer';
 import { stampRequestId } from './stamp-request-id';
 import { createOperatorMcpServer } from './tools';
 
@@ -24,7 +24,7 @@ export const MCP_PATH = '/mcp';
 export function createMcpHandler(services: Services, feeds: TaskStepFeeds, streams: EventStreams, newRequestId: () => string) {
   return async function handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     try {
-      const principal = await authorizeRequest(services, req, res, null, await authenticateMcpBearer(services, req));
+      const { principal } = await resolveCaller(services, req, res, { kind: 'mcp_bearer' });
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
         throw new ApiError('method_not_allowed', { message: 'This MCP server is stateless: POST JSON-RPC messages to /mcp.' });
@@ -46,4 +46,14 @@ export function createMcpHandler(services: Services, feeds: TaskStepFeeds, strea
       sendErrorResponse(services.log, res, requestId, error);
     }
   };
+}
+
+/**
+ * RFC 9728 §5.1 / RFC 6750 §3: a 401 of /mcp names the protected resource metadata, where
+ * MCP clients (which read every 401 as an OAuth challenge) discover the authorization
+ * server; `invalid_token` only when a bearer was presented.
+ */
+function mcpChallenge(publicUrl: string, req: IncomingMessage): string {
+  const presented = req.headers.authorization !== undefined;
+  return `Bearer resource_metadata="${protectedResourceMetadataUrl(publicUrl)}"${presented ? ', error="invalid_token"' : ''}`;
 }

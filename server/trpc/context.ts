@@ -23,4 +23,9 @@ export interface Context {
    * `Authorization` header again. Absent everywhere else.
    */
   authenticated?: Principal;
+  /**
+   * Set by the console's handler: a /v1 operation the console calls is called by the
+   * signed-in operator, acting on the organization the call names (resolveCaller).
+   */
+  viaConsole?: true;
 }

@@ -1,43 +1,42 @@
 import { ApiError } from '../core/errors';
-import { authenticateEscalationBearer } from '../domain/escalations/resolve-escalation';
-import { bearerFrom } from '../domain/escalations/escalation-token';
 import type { Scope } from '../domain/keys/scopes';
-import { authorizeRequest } from '../http/authorize';
+import { resolveCaller, type CallerRule } from '../http/resolve-caller';
 import { publicProcedure, t } from './init';
 
-interface AccessRule {
-  /** The route needs one of these scopes; null means any valid key. */
-  anyOf: readonly Scope[] | null;
-  /** Writes also pass the organization's product entitlement. */
-  write: boolean;
-}
+type KeyRule = Extract<CallerRule, { kind: 'api_key' }>;
 
 /**
  * Every check before a route, in the order CONTRACT.md fixes: authenticate (401), rate
  * limit (429), scope (403), entitlement on writes (403), then the body the v1 handler
- * could not read (400/413/415). One middleware rather than a chain: each tRPC middleware
- * costs a context copy on every request, and this is the hottest path of the API.
+ * could not read (400/413/415). Called from the console, the caller is the signed-in
+ * operator acting on the organization the call names, with every scope (no rate limit).
+ * One middleware rather than a chain: each tRPC middleware costs a context copy on every
+ * request, and this is the hottest path of the API.
  */
-function guard(rule: AccessRule) {
-  return t.middleware(async ({ ctx, next }) => {
-    const principal = await authorizeRequest(ctx.services, ctx.req, ctx.res, rule.anyOf, ctx.authenticated);
-    if (rule.write && !principal.entitled) throw new ApiError('product_not_entitled');
+function keyed(rule: KeyRule) {
+  const guard = t.middleware(async ({ ctx, next }) => {
+    const { principal } =
+      ctx.viaConsole === true
+        ? await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'operator', from: 'console_api' })
+        : await resolveCaller(ctx.services, ctx.req, ctx.res, rule, { authenticated: ctx.authenticated });
+    if (principal === null) throw new ApiError('invalid_request', { message: 'An operator names the organization a /v1 operation acts on in the x-svc-org header.' });
     if (ctx.bodyError !== null) throw ctx.bodyError;
     return next({ ctx: { principal } });
   });
+  return publicProcedure.use(guard).meta({ caller: rule });
 }
 
 /** Any valid key, no scope (whoami, the event-type catalogue). */
-export const authedProcedure = publicProcedure.use(guard({ anyOf: null, write: false })).meta({ access: { auth: 'api_key', scopes: null, write: false } });
+export const authedProcedure = keyed({ kind: 'api_key', scopes: null });
 
 /** Needs one of the given scopes (more than one only for legacy aliases, e.g. audit). */
 export function scoped(...accepted: [Scope, ...Scope[]]) {
-  return publicProcedure.use(guard({ anyOf: accepted, write: false })).meta({ access: { auth: 'api_key', scopes: accepted, write: false } });
+  return keyed({ kind: 'api_key', scopes: accepted });
 }
 
 /** The write gate: the scope, then the organization's product entitlement. */
 export function writeGated(scope: Scope) {
-  return publicProcedure.use(guard({ anyOf: [scope], write: true })).meta({ access: { auth: 'api_key', scopes: [scope], write: true } });
+  return keyed({ kind: 'api_key', scopes: [scope], write: true });
 }
 
 /**
@@ -45,10 +44,10 @@ export function writeGated(scope: Scope) {
  * invalid_escalation_token, throttled per address like keys), checked before the body as
  * a key is on other routes. The escalation it opens is handed to the resolver.
  */
-export const escalationBearerProcedure = publicProcedure.meta({ access: { auth: 'escalation_bearer', scopes: null, write: false } }).use(async ({ ctx, getRawInput, next }) => {
+export const escalationBearerProcedure = publicProcedure.meta({ caller: { kind: 'escalation_bearer' } }).use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { id?: unknown };
   const id = typeof raw.id === 'string' ? raw.id : '';
-  const escalation = await ctx.services.authThrottle.check(ctx.req, () => authenticateEscalationBearer(ctx.services.db, id, bearerFrom(ctx.req.headers.authorization)));
+  const { escalation } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'escalation_bearer' }, { subject: id });
   if (ctx.bodyError !== null) throw ctx.bodyError;
   return next({ ctx: { escalation } });
 });

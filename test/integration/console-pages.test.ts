@@ -46,9 +46,9 @@ describe('console pages API: who may call', () => {
       ['organizationUsage', () => client.organizationUsage.query({ org_id: ORG })],
       ['organizationAudit', () => client.organizationAudit.query({ org_id: ORG })],
       ['organizationDevices', () => client.organizationDevices.query({ org_id: ORG })],
-      ['sleepDevice', () => client.sleepDevice.mutate({ org_id: ORG, device_id: 'dev_x' })],
-      ['wakeDevice', () => client.wakeDevice.mutate({ org_id: ORG, device_id: 'dev_x' })],
-      ['deleteDevice', () => client.deleteDevice.mutate({ org_id: ORG, device_id: 'dev_x' })],
+      ['sleepDevice', () => client.sleepDevice.mutate({ id: 'dev_x' }, { context: { orgId: ORG } })],
+      ['wakeDevice', () => client.wakeDevice.mutate({ id: 'dev_x' }, { context: { orgId: ORG } })],
+      ['deleteDevice', () => client.deleteDevice.mutate({ id: 'dev_x' }, { context: { orgId: ORG } })],
       ['recentTasks', () => client.recentTasks.query({ org_id: ORG })],
       ['task', () => client.task.query({ task_id: 'task_x' })],
       ['pendingEscalations', () => client.pendingEscalations.query({ org_id: ORG })],
@@ -65,7 +65,7 @@ describe('console pages API: who may call', () => {
       const response = await fetch(`${test.url}/console/api/${path}`, {
         method: post ? 'POST' : 'GET',
         headers: { cookie: jar.cookie, ...(post ? { 'content-type': 'application/json' } : {}) },
-        ...(post ? { body: JSON.stringify({ org_id: ORG, device_id: 'dev_x' }) } : {}),
+        ...(post ? { body: JSON.stringify({ id: 'dev_x' }) } : {}),
       });
       expect(response.status, path).toBe(403);
       expect(((await response.json()) as any).error.data.code).toBe('console_header_required');
@@ -186,10 +186,10 @@ describe('an organization’s devices, tasks and escalations', () => {
     expect(devices).toEqual([
       expect.objectContaining({ id: a.deviceId, name: 'console-device', space_name: 'default', status: 'active', current_task_id: a.taskId, current_task: { status: 'needs_human', prompt: expect.stringContaining('ask a human') } }),
     ]);
-    expect(await consoleFailure(client.sleepDevice.mutate({ org_id: a.tenant.orgId, device_id: a.deviceId }))).toMatchObject({ status: 409, code: 'device_busy' });
+    expect(await consoleFailure(client.sleepDevice.mutate({ id: a.deviceId }, { context: { orgId: a.tenant.orgId } }))).toMatchObject({ status: 409, code: 'device_busy' });
     // Another organization's device is not found through this one.
     for (const call of [client.sleepDevice, client.wakeDevice, client.deleteDevice]) {
-      expect(await consoleFailure(call.mutate({ org_id: a.tenant.orgId, device_id: b.deviceId }))).toMatchObject({ status: 404, code: 'device_not_found' });
+      expect(await consoleFailure(call.mutate({ id: b.deviceId }, { context: { orgId: a.tenant.orgId } }))).toMatchObject({ status: 404, code: 'device_not_found' });
     }
 
     await client.answerEscalation.mutate({ id: onlyA[0]!.id, answer: 'yes', cleared: true });
@@ -213,11 +213,11 @@ describe('an organization’s devices, tasks and escalations', () => {
     expect(await client.recentTasks.query({ org_id: a.tenant.orgId })).toEqual([expect.objectContaining({ id: a.taskId, status: 'succeeded', device_name: 'console-device' })]);
 
     // Sleep, wake, delete: the API sees each change, audited with the operator's name.
-    expect(await client.sleepDevice.mutate({ org_id: a.tenant.orgId, device_id: a.deviceId })).toMatchObject({ id: a.deviceId, status: 'sleeping' });
+    expect(await client.sleepDevice.mutate({ id: a.deviceId }, { context: { orgId: a.tenant.orgId } })).toMatchObject({ id: a.deviceId, status: 'sleeping' });
     expect((await a.api('GET', `/v1/devices/${a.deviceId}`)).body.status).toBe('sleeping');
-    expect(await client.wakeDevice.mutate({ org_id: a.tenant.orgId, device_id: a.deviceId })).toMatchObject({ status: 'active' });
-    expect(await client.deleteDevice.mutate({ org_id: a.tenant.orgId, device_id: a.deviceId })).toMatchObject({ status: 'terminated' });
-    expect(await consoleFailure(client.deleteDevice.mutate({ org_id: a.tenant.orgId, device_id: a.deviceId }))).toMatchObject({ status: 410, code: 'device_terminated' });
+    expect(await client.wakeDevice.mutate({ id: a.deviceId }, { context: { orgId: a.tenant.orgId } })).toMatchObject({ status: 'active' });
+    expect(await client.deleteDevice.mutate({ id: a.deviceId }, { context: { orgId: a.tenant.orgId } })).toMatchObject({ status: 'terminated' });
+    expect(await consoleFailure(client.deleteDevice.mutate({ id: a.deviceId }, { context: { orgId: a.tenant.orgId } }))).toMatchObject({ status: 410, code: 'device_terminated' });
     expect(await client.organizationDevices.query({ org_id: a.tenant.orgId })).toEqual([]);
     const changes = await test.service.services.db
       .select()

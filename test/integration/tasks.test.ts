@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
-import { taskEventsRoute } from '../../server/api/tasks/stream-task-events';
+import { streamTaskEvents } from '../../server/api/tasks/stream-task-events';
+import { rawEntryHandler } from '../../server/assembly/v1-handler';
 import { EventStreams } from '../../server/http/event-stream';
 import { parsePublicId } from '../../server/domain/ids';
 import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
@@ -282,9 +283,10 @@ describe('tasks on the offline planner', () => {
     const submitted = await submit(device, { prompt: `go to ${pages.url('/plain')} then wait for "a text that never comes"` });
     // The route as the service mounts it, with 100 ms / 700 ms instead of 15 s / 300 s.
     const { db, taskChannel } = test.service.services;
-    const route = taskEventsRoute(test.service.services, new TaskStepFeeds(db, taskChannel, test.service.services.config.http.publicUrl), new EventStreams(10), { keepAliveMs: 100, maxStreamMs: 700 });
+    const stepFeeds = new TaskStepFeeds(db, taskChannel, test.service.services.config.http.publicUrl);
+    const serve = rawEntryHandler({ ...test.service.services, stepFeeds, eventStreams: new EventStreams(10) }, streamTaskEvents({ keepAliveMs: 100, maxStreamMs: 700 }));
     const server = createServer((req, res) => {
-      void route.handle(req, res, { requestId: 'req_stream-timing', params: [submitted.body.id] });
+      void serve(req, res, 'req_stream-timing', { id: submitted.body.id });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -9,7 +9,7 @@ export function consoleClient(baseUrl: string) {
     links: [
       httpLink({
         url: `${baseUrl}/console/api`,
-        headers: () => ({ 'x-svc-console': '1', ...(jar.cookie === '' ? {} : { cookie: jar.cookie }) }),
+        headers: ({ op }) => ({ 'x-svc-console': '1', ...(jar.cookie === '' ? {} : { cookie: jar.cookie }), ...(typeof op.context.orgId === 'string' ? { 'x-svc-org': op.context.orgId } : {}) }),
         fetch: async (url, init) => {
           const response = await fetch(url, init);
           const setCookie = response.headers.get('set-cookie');

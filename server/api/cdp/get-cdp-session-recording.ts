@@ -1,29 +1,22 @@
 import { loadCdpSessionForCaller } from '../../domain/cdp/cdp-session-resource';
-import { authorizeRequest } from '../../http/authorize';
-import { decodePathSegment } from '../../http/path-segment';
-import type { RawRoute } from '../../http/raw-route';
-import type { Services } from '../../services/services';
-import { sendLatestRecording } from '../send-recording';
-import { sendErrorResponse } from '../../trpc/send-error';
+import { recordingEntryPoint } from '../recording-route';
 
 /**
  * GET /v1/cdp_sessions/{id}/recording: the video of what the device's page showed while
- * the CDP connection was open (MP4), with `Range`; the scope and tenancy of a live-view
- * session's recording (GET /v1/sessions/{id}/recording).
+ * the CDP connection was open; the scope and tenancy of a live-view session's recording.
  */
-export function cdpSessionRecordingRoute(services: Services): RawRoute {
-  return {
-    method: 'GET',
-    pattern: /^\/cdp_sessions\/([^/]+)\/recording\/?$/,
-    template: '/cdp_sessions/{id}/recording',
-    async handle(req, res, { requestId, params }) {
-      try {
-        const principal = await authorizeRequest(services, req, res, ['operator:sessions:write']);
-        const cdpSession = await loadCdpSessionForCaller(services.db, principal, decodePathSegment(params[0]!), false);
-        await sendLatestRecording(services, req, res, 'cdp_session', cdpSession.id);
-      } catch (error) {
-        sendErrorResponse(services.log, res, requestId, error);
-      }
-    },
-  };
-}
+export const getCdpSessionRecording = recordingEntryPoint({
+  path: '/cdp_sessions/{id}/recording',
+  scopes: ['operator:sessions:write'],
+  subject: 'cdp_session',
+  load: (services, principal, id) => loadCdpSessionForCaller(services.db, principal, id, false),
+  openapi: {
+    operationId: 'getCdpSessionRecording',
+    summary: "Download the video of what a CDP session's connection showed (MP4, H.264)",
+    description:
+      "The device's page from the connection's opening to its end (close, DELETE, expiry, key revocation, the device's end, or the service's stop). 404 recording_not_found until the connection ended and its video was stored, and for a session never connected.",
+    tags: ['cdp'],
+    idPrefix: 'cdp',
+    notFound: 'cdp_session_not_found',
+  },
+});

@@ -1,9 +1,5 @@
-import { openCdpSessionBySecret } from '../../domain/cdp/cdp-connection';
 import { cdpUrl } from '../../domain/cdp/cdp-session-resource';
-import { decodePathSegment } from '../../http/path-segment';
-import type { RawRoute } from '../../http/raw-route';
-import type { Services } from '../../services/services';
-import { sendErrorResponse } from '../../trpc/send-error';
+import { rawEntryPoint } from '../entry-point';
 
 /**
  * GET /v1/cdp_sessions/{id}/devtools/json/version?token=…: the DevTools HTTP endpoint's
@@ -13,25 +9,17 @@ import { sendErrorResponse } from '../../trpc/send-error';
  * `webSocketDebuggerUrl` it answers, which is `cdp_url` itself. The secret is checked
  * (without being used: the socket uses it) under the failed-authentication throttle, as
  * at the handshake; a refusal never repeats it. `/json/list` and the rest of Chrome's HTTP
- * endpoint are not served (docs/api.md, "Client compatibility").
+ * endpoint are not served, nor documented in /v1/openapi.json (docs/api.md, "Client compatibility").
  */
-export function cdpVersionRoute(services: Services): RawRoute {
-  return {
-    method: 'GET',
-    pattern: /^\/cdp_sessions\/([^/]+)\/devtools\/json\/version\/?$/,
-    template: '/cdp_sessions/{id}/devtools/json/version',
-    async handle(req, res, { requestId, params }) {
-      try {
-        const secret = new URL(req.url ?? '', 'http://localhost').searchParams.get('token');
-        const publicId = decodePathSegment(params[0]!);
-        const session = await services.authThrottle.check(req, () => openCdpSessionBySecret(services.db, publicId, secret));
-        // Only a secret that matched gets here, so the answer repeats what its caller sent.
-        const version = { 'Protocol-Version': '1.3', webSocketDebuggerUrl: cdpUrl(services.config.http.publicUrl, session.id, secret!) };
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
-        res.end(JSON.stringify(version));
-      } catch (error) {
-        sendErrorResponse(services.log, res, requestId, error);
-      }
-    },
-  };
-}
+export const getCdpVersion = rawEntryPoint({
+  method: 'GET',
+  path: '/cdp_sessions/{id}/devtools/json/version',
+  caller: { kind: 'cdp_secret' },
+  subject: 'id',
+  async handle({ res, caller, services }) {
+    // Only a secret that matched gets here, so the answer repeats what its caller sent.
+    const version = { 'Protocol-Version': '1.3', webSocketDebuggerUrl: cdpUrl(services.config.http.publicUrl, caller.session.id, caller.secret) };
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify(version));
+  },
+});

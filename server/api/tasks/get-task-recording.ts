@@ -1,28 +1,18 @@
 import { loadTaskForCaller } from '../../domain/tasks/load-task';
-import { authorizeRequest } from '../../http/authorize';
-import { decodePathSegment } from '../../http/path-segment';
-import type { RawRoute } from '../../http/raw-route';
-import type { Services } from '../../services/services';
-import { sendErrorResponse } from '../../trpc/send-error';
-import { sendTaskRecording } from './task-artifact-bytes';
+import { recordingEntryPoint } from '../recording-route';
 
-/**
- * GET /v1/tasks/{id}/recording: the video of the task's latest run (MP4), with `Range`.
- * Raw, not tRPC: the body is bytes (artifacts-openapi.ts documents it).
- */
-export function taskRecordingRoute(services: Services): RawRoute {
-  return {
-    method: 'GET',
-    pattern: /^\/tasks\/([^/]+)\/recording\/?$/,
-    template: '/tasks/{id}/recording',
-    async handle(req, res, { requestId, params }) {
-      try {
-        const principal = await authorizeRequest(services, req, res, ['operator:tasks:read']);
-        const task = await loadTaskForCaller(services.db, principal, decodePathSegment(params[0]!));
-        await sendTaskRecording(services, req, res, task.id);
-      } catch (error) {
-        sendErrorResponse(services.log, res, requestId, error);
-      }
-    },
-  };
-}
+/** GET /v1/tasks/{id}/recording: the video of the task's latest run. */
+export const getTaskRecording = recordingEntryPoint({
+  path: '/tasks/{id}/recording',
+  scopes: ['operator:tasks:read'],
+  subject: 'task',
+  load: (services, principal, id) => loadTaskForCaller(services.db, principal, id),
+  openapi: {
+    operationId: 'getTaskRecording',
+    summary: "Download the video of a task's latest run (MP4, H.264)",
+    description: '404 recording_not_found until a run of the task finished recording (the recording is stored before the task ends).',
+    tags: ['tasks'],
+    idPrefix: 'task',
+    notFound: 'task_not_found',
+  },
+});

@@ -3,7 +3,7 @@ import { ApiError } from '../../core/errors';
 import { stepScreenshot } from '../../domain/tasks/task-steps';
 import { sendObject } from '../../http/send-object';
 import type { Services } from '../../services/services';
-import { sendLatestRecording } from '../send-recording';
+import { sendLatestRecording } from '../recording-route';
 
 // A task's stored bytes, sent the one way (sendObject: Range, 206/416, private caching)
 // for every door that reaches them: the /v1 routes (API key) and the console's

@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { authenticateAnswerAccess } from '../../domain/answer-links/answer-link-access';
+import { resolveCaller } from '../../http/resolve-caller';
 import { consoleProcedure } from '../console-procedures';
-
-/** The header the answer page sends its access token in: never a URL, so never a log line. */
-export const ANSWER_ACCESS_HEADER = 'x-svc-answer-access';
 
 /**
  * A call of an opened answer link's page (no console sign-in): the escalation named in
@@ -13,8 +10,6 @@ export const ANSWER_ACCESS_HEADER = 'x-svc-answer-access';
  * escalation_closed with a sentence saying how it ended.
  */
 export const answerLinkProcedure = consoleProcedure.input(z.object({ escalation_id: z.string().max(200) })).use(async ({ ctx, input, next }) => {
-  const header = ctx.req.headers[ANSWER_ACCESS_HEADER];
-  const token = typeof header === 'string' ? header : null;
-  const escalation = await ctx.services.authThrottle.check(ctx.req, () => authenticateAnswerAccess(ctx.services.db, input.escalation_id, token));
+  const { escalation } = await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'answer_link' }, { subject: input.escalation_id });
   return next({ ctx: { escalation } });
 });

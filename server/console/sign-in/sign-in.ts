@@ -1,5 +1,5 @@
 import { CONSOLE_SESSION_MS, signInOperator } from '../../domain/console/console-sessions';
-import { setConsoleCookie } from '../console-cookie';
+import { setConsoleCookie } from '../../http/console-cookie';
 import { consoleProcedure } from '../console-procedures';
 import { SignedInOperatorSchema, SignInInputSchema } from './sign-in-schemas';
 

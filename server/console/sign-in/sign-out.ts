@@ -1,5 +1,5 @@
 import { endConsoleSession } from '../../domain/console/console-sessions';
-import { readConsoleCookie, setConsoleCookie } from '../console-cookie';
+import { readConsoleCookie, setConsoleCookie } from '../../http/console-cookie';
 import { consoleProcedure } from '../console-procedures';
 import { SignedOutSchema } from './sign-in-schemas';
 

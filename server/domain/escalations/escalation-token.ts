@@ -18,8 +18,3 @@ export function matchesEscalationToken(token: string, storedHashes: readonly str
   // Every stored hash is compared, so the time taken does not tell which one matched.
   return storedHashes.map((stored) => secretMatches(token, stored)).includes(true);
 }
-
-/** The bearer from an `Authorization: Bearer <token>` header, or null. */
-export function bearerFrom(header: string | undefined): string | null {
-  return /^Bearer (\S+)$/.exec(header ?? '')?.[1] ?? null;
-}

@@ -39,9 +39,9 @@ export class Authenticator {
     for (const [key, entry] of this.cache) if (entry.principal.keyId === keyId) this.cache.delete(key);
   }
 
-  /** Resolves `Authorization: Bearer <key>` to a principal or throws 401 invalid_api_key. */
-  async authenticate(authorization: string | undefined): Promise<Principal> {
-    const key = bearerToken(authorization);
+  /** Resolves the bearer an API key was presented as to a principal, or throws 401 invalid_api_key. */
+  async authenticate(key: string | null): Promise<Principal> {
+    if (key === null) throw new ApiError('invalid_api_key');
     const cached = this.cache.get(key);
     if (cached !== undefined && cached.expiresAt > Date.now()) return cached.principal;
 
@@ -84,11 +84,4 @@ function toPrincipal(record: KeyRecord): Principal {
     spaceIds: record.spaceIds,
     entitled: record.entitled,
   };
-}
-
-function bearerToken(authorization: string | undefined): string {
-  if (authorization === undefined) throw new ApiError('invalid_api_key');
-  const match = /^Bearer ([^\s]+)$/.exec(authorization.trim());
-  if (match === null) throw new ApiError('invalid_api_key');
-  return match[1]!;
 }

@@ -67,7 +67,7 @@ export async function handleAuthorize(services: Services, req: IncomingMessage, 
   const apiKey = (form.get('api_key') ?? '').trim();
   let principal;
   try {
-    principal = await services.authThrottle.check(req, () => services.authenticator.authenticate(`Bearer ${apiKey}`));
+    principal = await services.authThrottle.check(req, () => services.authenticator.authenticate(apiKey));
   } catch (error) {
     if (error instanceof ApiError && error.apiCode === 'invalid_api_key') return again(401, 'That API key is not valid: it is mistyped, unknown or revoked.');
     if (error instanceof ApiError && error.apiCode === 'rate_limited') return again(429, 'Too many wrong keys from this address; wait a while before trying again.');

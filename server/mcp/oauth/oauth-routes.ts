@@ -14,11 +14,6 @@ import { handleAuthorize } from './authorize-route';
 import { authorizationServerMetadata, protectedResourceMetadata } from './oauth-metadata';
 import { clientCredentials, CORS_HEADERS, readForm, sendOAuthError, sendOAuthJson } from './oauth-http';
 
-/** The paths this handler answers: the authorization server's endpoints and both metadata documents. */
-export function isOAuthPath(path: string): boolean {
-  return path.startsWith('/oauth/') || path.startsWith(OAUTH_PATHS.protectedResourceMetadata) || path === OAUTH_PATHS.authorizationServerMetadata;
-}
-
 type Endpoint = (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
 
 /**

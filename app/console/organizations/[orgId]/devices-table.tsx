@@ -26,9 +26,10 @@ export function DevicesTable({ orgId }: { orgId: string }) {
 
   async function act(device: OperatorDevice, kind: DeviceAction) {
     setBusy(`${kind}:${device.id}`);
-    const input = { org_id: orgId, device_id: device.id };
+    // /v1's operations, on this organization's device.
+    const [input, call] = [{ id: device.id }, { context: { orgId } }];
     const done = await action.run(() =>
-      kind === 'sleep' ? consoleApi.sleepDevice.mutate(input) : kind === 'wake' ? consoleApi.wakeDevice.mutate(input) : consoleApi.deleteDevice.mutate(input),
+      kind === 'sleep' ? consoleApi.sleepDevice.mutate(input, call) : kind === 'wake' ? consoleApi.wakeDevice.mutate(input, call) : consoleApi.deleteDevice.mutate(input, call),
     );
     setBusy(null);
     if (kind === 'delete' && done !== undefined) setDeleting(null);

@@ -6,7 +6,9 @@ import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-
 import { createLogger } from '../core/log';
 import { ServiceMetrics, type MetricSources } from '../metrics/service-metrics';
 import type { Services } from '../services/services';
-import { createRequestRouter } from './request-router';
+import { createRequestRouter } from './entry-points';
+import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
+import { EventStreams } from '../http/event-stream';
 
 let server: Server | undefined;
 
@@ -26,7 +28,7 @@ async function routerLoggingInto(lines: string[]): Promise<string> {
   // The health probe uses no service but the logger (metrics are observed, never rendered).
   const services = { log: createLogger('info', sink), config: { metricsToken: null } } as unknown as Services;
   const metrics = new ServiceMetrics({} as MetricSources);
-  const route = createRequestRouter({ services, rawRoutes: [], openApiDocument: () => ({}), readiness: async () => ({ ok: true }), metrics, console: null });
+  const route = createRequestRouter({ services, stepFeeds: {} as TaskStepFeeds, eventStreams: new EventStreams(1), openApiDocument: () => ({}), readiness: async () => ({ ok: true }), metrics, console: null });
   server = createServer((req, res) => void route(req, res));
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
