@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
 import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
@@ -39,7 +38,7 @@ import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
-import { createRequestRouter, type Readiness } from './entry-points';
+import { createRequestRouter, createUpgradeRouter, type Readiness } from './entry-points';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
 import { escalationDeliveryWorker, escalationExpiry } from '../jobs/escalation-worker';
@@ -214,7 +213,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
   const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
   const gateway = new SessionGateway(services, deviceViews);
-  await gateway.start();
+  gateway.start();
   const cdpGateway = new CdpGateway(services);
   await cdpGateway.start();
   // A device another host adopted: whoever watched or drove it here reconnects to it there.
@@ -222,11 +221,6 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     gateway.closeForDevice(deviceId, 'service_restart');
     cdpGateway.closeForDevice(deviceId, 'service_restart');
   });
-  const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
-    (req, socket, head) => gateway.handleUpgrade(req, socket, head),
-    (req, socket, head) => cdpGateway.handleUpgrade(req, socket, head),
-  ];
-
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
   const metrics = new ServiceMetrics({
     db: database.db,
@@ -262,11 +256,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     });
   });
   server.on('clientError', answerClientError(log, newRequestId));
-  server.on('upgrade', (req, socket, head) => {
-    if (upgradeHandlers.some((handle) => handle(req, socket, head))) return;
-    if (nextConsole !== null) return nextConsole.upgrade(req, socket, head);
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-  });
+  server.on('upgrade', createUpgradeRouter({ liveView: gateway, cdp: cdpGateway, console: nextConsole?.upgrade ?? null }));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
