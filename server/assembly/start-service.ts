@@ -33,7 +33,7 @@ import { OUTBOX_CHANNEL } from '../domain/events/emit-event';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { CdpGateway } from '../gateway/cdp-gateway';
 import { DeviceViews } from '../gateway/device-views';
-import type { ReconnectReason } from '../gateway/reconnect-closes';
+import type { ReconnectReason } from '../gateway/device-socket-gateway';
 import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';

@@ -20,8 +20,7 @@ import { PeriodicTimer } from '../domain/periodic-timer';
 import type { CallerOf } from '../http/resolve-caller';
 import type { Services } from '../services/services';
 import { asksToReconnect } from '../../shared/reconnect-on-restart';
-import { DeviceSocketGateway, type Admission } from './device-socket-gateway';
-import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
+import { DeviceSocketGateway, RECONNECT_CLOSES, type Admission, type ReconnectReason } from './device-socket-gateway';
 import { RELAYED_HEADER } from './session-relay';
 
 /** A client's message (a command); the browser's answers may be larger. */

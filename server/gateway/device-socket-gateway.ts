@@ -8,9 +8,17 @@ import { newPublicId } from '../domain/ids';
 import { PeriodicTimer } from '../domain/periodic-timer';
 import { resolveUpgradeCaller, type CallerOf, type UpgradeCallerRule } from '../http/resolve-caller';
 import type { Services } from '../services/services';
-import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
-import { RelayedSockets } from './relayed-sockets';
-import { openRelay, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+import { SERVICE_RESTART_CLOSE } from '../../shared/reconnect-on-restart';
+import { openRelay, pipeSockets, RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+
+/**
+ * The close frames that ask a client to open its socket again with the same URL or token
+ * (docs/api.md), by why the service closed it: this instance stops, or hands the device
+ * over to another. The clients' side of it is shared/reconnect-on-restart.ts.
+ */
+export const RECONNECT_CLOSES = { service_restart: SERVICE_RESTART_CLOSE } as const;
+
+export type ReconnectReason = keyof typeof RECONNECT_CLOSES;
 
 /** A handshake the gateway took: what opens with the socket, and what is given back when it never opens. */
 export interface Admission {
@@ -28,17 +36,16 @@ export interface UpgradeTarget<K extends UpgradeCallerRule['kind']> {
 
 /**
  * The base of the WebSocket gateways of a device's browser (the live view and CDP): the
- * upgrade, its caller resolved as its entrance declares, the socket relayed to the instance that runs the device's
- * browser when that is another one, a liveness check that never overlaps itself, and the
- * close (1012 to every client: their sessions stay valid and they reconnect). What is
- * the gateway's own (who the caller is, what opens with the socket, what ends it, how
- * one is handed over) each gateway adds.
+ * upgrade, its caller resolved as its entrance declares, the socket relayed to the
+ * instance that runs the device's browser when that is another one, a liveness check that
+ * never overlaps itself, and the close (1012: sessions stay valid, clients reconnect).
+ * Each gateway adds its own: what opens with a socket, what ends it, how it is handed over.
  */
 export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
   protected readonly services: Services;
   readonly #wss: WebSocketServer;
-  /** Sockets relayed to the instance that runs their device's browser. */
-  readonly #relays = new RelayedSockets();
+  /** Sockets relayed to the instance that runs their device's browser, each piped to its upstream until either side closes. */
+  readonly #relays = new Set<{ client: WebSocket; upstream: WebSocket }>();
   readonly #liveness: PeriodicTimer;
   /** Set once close() began: handshakes are refused from then on. */
   protected closed = false;
@@ -84,7 +91,13 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
     this.closed = true;
     await this.#liveness.stop();
     this.reconnect(null, 'service_restart');
-    this.#relays.closeAll(RECONNECT_CLOSES.service_restart);
+    // The device's instance first: it hears it at once, before the client (which may come
+    // back at once), rather than after the client answered the close.
+    const { code, reason } = RECONNECT_CLOSES.service_restart;
+    for (const { client, upstream } of this.#relays) {
+      upstream.close(code, reason);
+      client.close(code, reason);
+    }
     this.#wss.close();
   }
 
@@ -102,7 +115,7 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
       const { deviceId } = caller.session;
       if (this.services.browserPool.get(deviceId) === undefined && req.headers[RELAYED_HEADER] === undefined) {
         const relay = await this.#relayToDeviceHost(deviceId, target.pathAndQuery, req);
-        if (relay !== null) return this.#upgrade(req, socket, head, { open: (client) => this.#relays.add(client, relay), refused: () => relay.upstream.close() });
+        if (relay !== null) return this.#upgrade(req, socket, head, { open: (client) => this.#relay(client, relay), refused: () => relay.upstream.close() });
       }
       admission = await this.admit(req, caller, target.id);
     } catch (error) {
@@ -112,6 +125,12 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
       return writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
     }
     this.#upgrade(req, socket, head, admission);
+  }
+
+  #relay(client: WebSocket, relay: Relay): void {
+    const pair = { client, upstream: relay.upstream };
+    this.#relays.add(pair);
+    pipeSockets(client, relay, () => this.#relays.delete(pair));
   }
 
   /**

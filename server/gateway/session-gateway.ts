@@ -12,11 +12,10 @@ import { iso } from '../domain/time';
 import { ApiError } from '../core/errors';
 import type { CallerOf } from '../http/resolve-caller';
 import type { Services } from '../services/services';
-import { DeviceSocketGateway, type Admission } from './device-socket-gateway';
+import { DeviceSocketGateway, RECONNECT_CLOSES, type Admission, type ReconnectReason } from './device-socket-gateway';
 import { DeviceViews, type SharedView } from './device-views';
 import { SessionRecordings } from './session-recordings';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, type InputRefusal } from './gateway-messages';
-import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 // Expiry and a browser that went away (device slept, deleted, lost) are noticed by this
