@@ -48,8 +48,17 @@ export function filterTakes(filter: unknown, type: string): boolean {
   return false;
 }
 
+/**
+ * Schemes of the browser's own pages (WebUI, with bindings into the browser) and of
+ * extensions: never a device target for a client, whatever type Chrome gives them (headless
+ * Chromium lists its omnibox popup, chrome://omnibox-popup.top-chrome/, as a `page`).
+ */
+const HIDDEN_URL_SCHEMES = ['chrome:', 'chrome-untrusted:', 'devtools:', 'chrome-extension:'];
+
 export function isDeviceTarget(scope: CdpScope, info: TargetInfoLike): boolean {
   if (!DEVICE_TARGET_TYPES.has(info.type)) return false;
+  const url = info.url ?? '';
+  if (HIDDEN_URL_SCHEMES.some((scheme) => url.startsWith(scheme))) return false;
   return scope.contextId === null || info.browserContextId === scope.contextId;
 }
 

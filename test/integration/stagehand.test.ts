@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'puppeteer-core';
 import WebSocket from 'ws';
+import { parsePublicId } from '../../server/domain/ids';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
@@ -7,7 +9,9 @@ import { allScopes, createTenant, startTestService, type TestService, type TestT
 // Stagehand 4 (@browserbasehq/stagehand 4.x) against a device's cdp_url, on real Chromium
 // and PostgreSQL. Stagehand 4 runs inside a browser extension of its own, which a device
 // does not carry and a client may not load (docs/api.md, "Stagehand 4"): connecting fails
-// at its first command with the service's refusal, and the device is left as it was.
+// at its first command with the service's refusal, and the device is left as it was. Nor
+// does a client ever see the browser's own pages (chrome://), which such an extension
+// could open.
 
 let test: TestService;
 let tenant: TestTenant;
@@ -46,7 +50,7 @@ async function cdpUrlWhenFree(device: string): Promise<string> {
 }
 
 /** A raw DevTools client, for the commands Stagehand sends and what the browser then holds. */
-async function rawClient(url: string): Promise<{ send: (method: string, params?: object) => Promise<any>; close: () => void }> {
+async function rawClient(url: string): Promise<{ send: (method: string, params?: object) => Promise<any>; events: any[]; close: () => void }> {
   const socket = new WebSocket(url);
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
@@ -54,11 +58,14 @@ async function rawClient(url: string): Promise<{ send: (method: string, params?:
   });
   let nextId = 1;
   const waiting = new Map<number, (message: any) => void>();
+  const events: any[] = [];
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString());
     if (message.id !== undefined) waiting.get(message.id)?.(message);
+    else events.push(message);
   });
   return {
+    events,
     send: (method, params = {}) =>
       new Promise((resolve) => {
         const id = nextId++;
@@ -78,6 +85,13 @@ async function browserTargetUrls(device: string): Promise<string[]> {
   } finally {
     client.close();
   }
+}
+
+/** The device's browser as the service drives it (not a client's filtered view). */
+function serviceBrowser(device: string): Browser {
+  const handle = test.service.services.browserPool.get(parsePublicId('device', device)!);
+  expect(handle).toBeDefined();
+  return (handle as unknown as { browser: Browser }).browser;
 }
 
 describe('Stagehand 4 through cdp_url', () => {
@@ -113,6 +127,39 @@ describe('Stagehand 4 through cdp_url', () => {
       expect(targets.result.targetInfos.filter((info: { url: string }) => info.url.startsWith('chrome-extension:'))).toEqual([]);
     } finally {
       client.close();
+    }
+  });
+
+  it('never shows a client the browser\'s own pages, even of type page: not listed, not attachable, not auto-attached', async () => {
+    const device = await devices.create(tenant.spaceId);
+    const url = await cdpUrl(device);
+    // A chrome:// page in the device's browser, as an extension with the tabs permission could open: made by the service here.
+    const session = await serviceBrowser(device).target().createCDPSession();
+    const { targetId } = await session.send('Target.createTarget', { url: 'chrome://version/', background: true });
+    try {
+      const { targetInfo } = await session.send('Target.getTargetInfo', { targetId });
+      expect(targetInfo.type).toBe('page');
+      const client = await rawClient(url);
+      try {
+        const listed = (await client.send('Target.getTargets')).result.targetInfos;
+        expect(listed.length).toBeGreaterThan(0);
+        expect(listed.filter((info: { url: string }) => /^(chrome|chrome-untrusted|devtools|chrome-extension):/.test(info.url))).toEqual([]);
+        expect((await client.send('Target.attachToTarget', { targetId, flatten: true })).error?.code).toBe(-32000);
+        expect((await client.send('Target.getTargetInfo', { targetId })).error?.code).toBe(-32000);
+        expect((await client.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'page' }] })).error).toBeUndefined();
+        const attachedEvents = () => client.events.filter((event) => event.method === 'Target.attachedToTarget').map((event) => event.params.targetInfo);
+        // The device's own page attaches (its event may trail the answer); the chrome:// page never does.
+        const deadline = Date.now() + 5_000;
+        while (attachedEvents().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        const attached = attachedEvents();
+        expect(attached.length).toBeGreaterThan(0);
+        expect(attached.filter((info: { targetId: string; url: string }) => info.targetId === targetId || info.url.startsWith('chrome:'))).toEqual([]);
+      } finally {
+        client.close();
+      }
+    } finally {
+      await session.send('Target.closeTarget', { targetId }).catch(() => undefined);
+      await session.detach();
     }
   });
 });
