@@ -13,6 +13,12 @@ import type { BrowserUser } from './browser-users.js';
  * to them ends on an error page (ERR_BLOCKED_BY_ADMINISTRATOR) without the page's bindings.
  */
 export const BLOCKED_URLS = ['chrome://*', 'chrome-untrusted://*', 'devtools://*', 'file://*'];
+/**
+ * The browser's own UI that headless Chromium keeps open: blocked, it would turn into error
+ * pages listed as `page`, which the agent and the live view could take for the device's.
+ * Its bindings serve the omnibox (suggestions from the device's own history).
+ */
+export const ALLOWED_BROWSER_UI = ['chrome://omnibox-popup.top-chrome'];
 
 /**
  * Copies of the Stagehand extension one browser start may load, one after the other: the
@@ -61,7 +67,7 @@ export async function writeBrowserPreferences(profileDir: string, user: BrowserU
       // A file Chrome left half-written starts over; Chrome rebuilds its defaults.
     }
   }
-  preferences.policy = { ...(isObject(preferences.policy) ? preferences.policy : {}), url_blocklist: BLOCKED_URLS };
+  preferences.policy = { ...(isObject(preferences.policy) ? preferences.policy : {}), url_blocklist: BLOCKED_URLS, url_allowlist: ALLOWED_BROWSER_UI };
   const extensions = isObject(preferences.extensions) ? preferences.extensions : {};
   const settings = isObject(extensions.settings) ? extensions.settings : {};
   for (const id of stagehandIds) settings[id] = { ...(isObject(settings[id]) ? settings[id] : {}), newAllowFileAccess: false };
