@@ -16,6 +16,7 @@ import { STAGEHAND_CLIENT_TARGET_URL, type StagehandExtension } from './stagehan
 import type { CdpChannel, CdpChannelEnd } from './types.js';
 
 type Params = Record<string, unknown>;
+type Send = (method: string, params?: Params) => Promise<unknown>;
 
 /**
  * What a bridge may do with the Stagehand extension (docs/api.md, "Stagehand 4"): `owner`,
@@ -27,7 +28,6 @@ export interface BridgeExtension {
   extension: StagehandExtension | null;
   role: 'owner' | 'worker';
 }
-type Send = (method: string, params?: Params) => Promise<unknown>;
 
 /** JSON-RPC's "server error": what a refused or failed command answers. */
 const REFUSED_CODE = -32000;
