@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ActiveRecording, FrameSource } from '../artifacts/recorder';
-import type { CdpChannel } from '../browser';
+import type { BrowserHandle, CdpChannel } from '../browser';
 import type { CdpCloseReason } from '../../db/schema';
 import { ApiError } from '../core/errors';
 import {
@@ -26,7 +26,7 @@ import { refuseHandshake, writeRefusal } from './handshake-refusal';
 import { relayToDeviceHost } from './device-host-relay';
 import { RelayedSockets } from './relayed-sockets';
 import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
-import { RelayRefused, RELAYED_HEADER, type Relay } from './session-relay';
+import { RelayRefused, RELAYED_HEADER, RELAYED_KEY_HEADER, type Relay } from './session-relay';
 
 const CDP_PATH = /^\/v1\/cdp_sessions\/([^/?#]+)\/devtools\/?(?:\?(.*))?$/i;
 /** A client's message (a command); the browser's answers may be larger. */
@@ -74,10 +74,21 @@ interface Connection {
   /** Settles when the connection ends here (#detach). */
   detached: Promise<void>;
   markDetached: () => void;
+  /** The Stagehand extension worker's own connections beside this one (docs/api.md, "Stagehand 4"); they end with it. */
+  workers: Set<{ socket: WebSocket; channel: CdpChannel }>;
 }
 
 function closeSocket(socket: WebSocket, close: { code: number; reason: string }): void {
   if (socket.readyState === socket.OPEN) socket.close(close.code, close.reason);
+}
+
+/**
+ * The Sec-WebSocket-Key the client sent: the header itself, or, behind another instance's
+ * relay (which opens a socket of its own), the one that instance passed on.
+ */
+function clientHandshakeKey(req: IncomingMessage): string | undefined {
+  const key = req.headers[RELAYED_HEADER] === undefined ? req.headers['sec-websocket-key'] : req.headers[RELAYED_KEY_HEADER];
+  return typeof key === 'string' ? key : undefined;
 }
 
 /** The secret of a CDP URL: the `token` query parameter. */
@@ -184,13 +195,17 @@ export class CdpGateway {
       const seen = await this.#services.authThrottle.check(req, () => openCdpSessionBySecret(this.#services.db, publicId, secret));
       const handle = this.#services.browserPool.get(seen.deviceId);
       if (handle === undefined && req.headers[RELAYED_HEADER] === undefined) {
-        const relay = await this.#openRelay(seen, req.url ?? '');
+        const relay = await this.#openRelay(seen, req);
         if (relay !== null) {
           this.#upgrade(req, socket, head, (client) => this.#relays.add(client, relay), () => relay.upstream.close());
           return;
         }
       }
       if (handle === undefined) throw new ApiError('device_not_ready');
+      const main = this.#connections.get(seen.id);
+      if (main !== undefined && (await handle.isExtensionWorkerHandshake(clientHandshakeKey(req)))) {
+        return await this.#acceptExtensionWorker(req, socket, head, main, handle);
+      }
       await this.#previousConnectionGone(seen.id);
       row = await claimCdpConnection(this.#services.db, this.#services.hostId, publicId, secret);
       const claimed = row;
@@ -233,6 +248,48 @@ export class CdpGateway {
   }
 
   /**
+   * The Stagehand extension worker's own DevTools connection, beside its client's `main`
+   * one on the same session: admitted only because the device's browser sent exactly this
+   * handshake (its key, seen by the service on the worker). It goes through the same rules,
+   * without loading or unloading the extension, and ends with the main connection.
+   */
+  async #acceptExtensionWorker(req: IncomingMessage, socket: Duplex, head: Buffer, main: Connection, handle: BrowserHandle): Promise<void> {
+    let ws: WebSocket | null = null;
+    const early: string[] = [];
+    const send = (message: string) => {
+      if (ws === null) return void early.push(message);
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return closeSocket(ws, CLOSE_REASONS.client_closed);
+      ws.send(message);
+    };
+    const channel = await handle.openCdpChannel(send, () => ws !== null && closeSocket(ws, CLOSE_REASONS.client_closed), 'extension_worker');
+    const worker = { socket: null as unknown as WebSocket, channel };
+    this.#upgrade(
+      req,
+      socket,
+      head,
+      (opened) => {
+        ws = opened;
+        worker.socket = opened;
+        if (main.ended) {
+          void channel.close();
+          return closeSocket(opened, CLOSE_REASONS.client_closed);
+        }
+        main.workers.add(worker);
+        for (const message of early) send(message);
+        opened.on('message', (data, isBinary) => {
+          if (!isBinary) channel.receive(data.toString());
+        });
+        opened.on('close', () => {
+          main.workers.delete(worker);
+          void channel.close();
+        });
+      },
+      () => void channel.close(),
+    );
+  }
+
+  /**
    * A session connected here gets RECONNECT_GRACE_MS for that connection to end, and then
    * until it is marked waiting for its client, before the handshake claims it (a claim of
    * a session still connected is 410 session_expired).
@@ -260,10 +317,11 @@ export class CdpGateway {
   }
 
   /** The socket on the instance running the device's browser, or null when that is here or nowhere. */
-  async #openRelay(row: CdpSessionRow, pathAndQuery: string): Promise<Relay | null> {
+  async #openRelay(row: CdpSessionRow, req: IncomingMessage): Promise<Relay | null> {
+    const pathAndQuery = req.url ?? '';
     // Only the path this gateway serves is passed on, whatever else the request line held.
     const query = pathAndQuery.includes('?') ? pathAndQuery.slice(pathAndQuery.indexOf('?')) : '';
-    return relayToDeviceHost(this.#services, row.deviceId, `${cdpSocketPath(row.id)}${query}`, [], 'a CDP connection');
+    return relayToDeviceHost(this.#services, row.deviceId, `${cdpSocketPath(row.id)}${query}`, [], 'a CDP connection', clientHandshakeKey(req));
   }
 
   #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel, relayed: boolean): void {
@@ -273,7 +331,7 @@ export class CdpGateway {
     const detached = new Promise<void>((resolve) => {
       markDetached = resolve;
     });
-    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached };
+    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached, workers: new Set() };
     this.#connections.set(row.id, connection);
     connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
     socket.on('message', (data, isBinary) => {
@@ -330,6 +388,11 @@ export class CdpGateway {
     this.#connections.delete(connection.row.id);
     connection.markDetached();
     connection.stopWatchingKey();
+    for (const worker of connection.workers) {
+      closeSocket(worker.socket, CLOSE_REASONS.client_closed);
+      void worker.channel.close();
+    }
+    connection.workers.clear();
     void connection.channel.close();
     this.#track(connection.recording.then((active) => active.stop()));
     return true;
