@@ -2,12 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'puppeteer-core';
-import WebSocket from 'ws';
 import { parsePublicId } from '../../server/domain/ids';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
+import { rawCdpClient } from '../support/raw-cdp-client';
 
 // Stagehand 4 (@browserbasehq/stagehand 4.x) against a device's cdp_url (local provider), on
 // real Chromium and PostgreSQL. Its runtime is a browser extension: the service loads its own
@@ -67,40 +67,6 @@ async function cdpUrl(device: string): Promise<string> {
   }
 }
 
-type Raw = { send: (method: string, params?: object, sessionId?: string) => Promise<any>; events: any[]; close: () => Promise<void> };
-
-/** A raw DevTools client. */
-async function rawClient(url: string): Promise<Raw> {
-  const socket = new WebSocket(url);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-    socket.once('unexpected-response', (_request, response) => reject(new Error(`refused with ${response.statusCode}`)));
-  });
-  let nextId = 1;
-  const waiting = new Map<number, (message: any) => void>();
-  const events: any[] = [];
-  socket.on('message', (data) => {
-    const message = JSON.parse(data.toString());
-    if (message.id !== undefined) waiting.get(message.id)?.(message);
-    else events.push(message);
-  });
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  return {
-    events,
-    send: (method, params = {}, sessionId) =>
-      new Promise((resolve) => {
-        const id = nextId++;
-        waiting.set(id, resolve);
-        socket.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }));
-      }),
-    close: async () => {
-      socket.close();
-      await closed;
-    },
-  };
-}
-
 /** The device's browser as the service drives it (not a client's filtered view). */
 function serviceBrowser(device: string): Browser {
   const handle = test.service.services.browserPool.get(parsePublicId('device', device)!);
@@ -141,7 +107,7 @@ describe('Stagehand 4 through cdp_url (local provider)', () => {
       await opened.goto(page.url);
       expect(await opened.title()).toBe('Stagehand test page');
       // The right secret without the extension worker's handshake: refused while Stagehand is connected.
-      await expect(rawClient(url)).rejects.toThrow(/refused with 4\d\d/);
+      await expect(rawCdpClient(url)).rejects.toThrow(/Unexpected server response: 4\d\d/);
     } finally {
       await stagehand.close();
       await browser.disconnect();
@@ -155,7 +121,7 @@ describe('Stagehand 4 through cdp_url (local provider)', () => {
 
   it('loads the extension without file access, closes and hides the browser pages it opens, and uninstalls it when the connection ends', async () => {
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(await cdpUrl(device));
+    const client = await rawCdpClient(await cdpUrl(device));
     const [listed] = (await client.send('Extensions.getExtensions')).result.extensions;
     expect(listed).toMatchObject({ name: 'Stagehand Runtime', enabled: true, path: '' });
     const { targetInfos } = (await client.send('Target.getTargets')).result;
@@ -199,7 +165,7 @@ describe('Stagehand 4 through cdp_url (local provider)', () => {
     const { fileURLToPath } = await import('node:url');
     const shipped = fileURLToPath(new URL('../../node_modules/@browserbasehq/stagehand/dist/extension/', import.meta.url));
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(await cdpUrl(device));
+    const client = await rawCdpClient(await cdpUrl(device));
     try {
       for (const [method, params] of [
         ['Extensions.loadUnpacked', { path: shipped }],
@@ -235,7 +201,7 @@ describe('Stagehand 4 through cdp_url (local provider)', () => {
         return shown.startsWith('chrome-error:') || shown.startsWith('chrome:');
       });
       expect(shown).toBe('chrome-error://chromewebdata/ undefined');
-      const client = await rawClient(url);
+      const client = await rawCdpClient(url);
       try {
         const listed = (await client.send('Target.getTargets')).result.targetInfos;
         expect(listed.length).toBeGreaterThan(0);
