@@ -2,7 +2,17 @@ import type { Browser, BrowserContext } from 'puppeteer-core';
 import { CdpBridge } from './cdp-bridge.js';
 import { openFollowingLiveView } from './following-live-view.js';
 import { PuppeteerPageDriver } from './page-driver.js';
-import { ActionError, type BrowserHandle, type CdpChannel, type CdpChannelEnd, type EgressGate, type LiveView, type PageDriver } from './types.js';
+import { StagehandExtension } from './stagehand-extension.js';
+import {
+  ActionError,
+  type BrowserHandle,
+  type CdpChannel,
+  type CdpChannelEnd,
+  type CdpChannelRole,
+  type EgressGate,
+  type LiveView,
+  type PageDriver,
+} from './types.js';
 
 export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
@@ -21,6 +31,12 @@ export interface PuppeteerBrowserHandleOptions {
   egress: EgressGate | null;
   /** Where the browser may save downloads (in its profile); null for a remote browser. */
   downloadsDir?: string | null;
+  /**
+   * The Stagehand extension as npm installed it and where the service keeps its copies, for
+   * a browser that is the device (local provider) and may load one; null where it cannot
+   * be (a shared browser) or the package is not installed.
+   */
+  stagehand?: { source: string; copiesRoot: string } | null;
 }
 
 /**
@@ -40,6 +56,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   private readonly leave: () => Promise<void>;
   private readonly egress: EgressGate | null;
   private readonly downloadsDir: string | null;
+  private readonly stagehand: StagehandExtension | null;
   private driver: Promise<PuppeteerPageDriver> | null = null;
   private readonly disconnectListeners: Array<() => void> = [];
   private closing: Promise<void> | null = null;
@@ -57,6 +74,8 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.leave = options.detach;
     this.egress = options.egress;
     this.downloadsDir = options.downloadsDir ?? null;
+    const stagehand = options.stagehand ?? null;
+    this.stagehand = stagehand === null ? null : new StagehandExtension(options.browser, stagehand.source, stagehand.copiesRoot);
   }
 
   page(): Promise<PageDriver> {
@@ -72,9 +91,14 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     return openFollowingLiveView(this.context);
   }
 
-  openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpChannel> {
+  openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void, role: CdpChannelRole = 'client'): Promise<CdpChannel> {
     // The default context has no id: the device is then the whole browser.
-    return CdpBridge.open(this.browser, { contextId: this.context.id ?? null }, deliver, onEnd);
+    const extension = { extension: this.stagehand, role: role === 'client' ? ('owner' as const) : ('worker' as const) };
+    return CdpBridge.open(this.browser, { contextId: this.context.id ?? null }, extension, deliver, onEnd);
+  }
+
+  async isExtensionWorkerHandshake(key: string | undefined): Promise<boolean> {
+    return (await this.stagehand?.takeHandshakeKey(key)) ?? false;
   }
 
   onDisconnected(listener: () => void): void {

@@ -12,10 +12,22 @@ import {
   type CdpScope,
   type TargetInfoLike,
 } from './cdp-rules.js';
+import { STAGEHAND_CLIENT_TARGET_URL, type StagehandExtension } from './stagehand-extension.js';
 import type { CdpChannel, CdpChannelEnd } from './types.js';
 
 type Params = Record<string, unknown>;
 type Send = (method: string, params?: Params) => Promise<unknown>;
+
+/**
+ * What a bridge may do with the Stagehand extension (docs/api.md, "Stagehand 4"): `owner`,
+ * a client's own connection, loads it at Extensions.getExtensions and uninstalls it when it
+ * ends; `worker`, the extension worker's own connection, sees it but never loads it. The
+ * extension is null where the device shares its browser (browserless).
+ */
+export interface BridgeExtension {
+  extension: StagehandExtension | null;
+  role: 'owner' | 'worker';
+}
 
 /** JSON-RPC's "server error": what a refused or failed command answers. */
 const REFUSED_CODE = -32000;
@@ -62,18 +74,26 @@ export class CdpBridge implements CdpChannel {
   #inFlight = 0;
   #stopWatchingBrowser: () => void = () => undefined;
   readonly #openBrowserSession: () => Promise<CDPSession>;
+  readonly #extension: BridgeExtension;
 
-  private constructor(browser: Browser, root: CDPSession, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
+  private constructor(browser: Browser, root: CDPSession, scope: CdpScope, extension: BridgeExtension, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
     this.#openBrowserSession = () => browser.target().createCDPSession();
+    this.#extension = extension;
     this.#root = root;
     this.#scope = scope;
     this.#deliver = deliver;
     this.#onEnd = onEnd;
   }
 
-  static async open(browser: Browser, scope: CdpScope, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpBridge> {
+  static async open(
+    browser: Browser,
+    scope: CdpScope,
+    extension: BridgeExtension,
+    deliver: (message: string) => void,
+    onEnd: (reason: CdpChannelEnd) => void,
+  ): Promise<CdpBridge> {
     const root = await browser.target().createCDPSession();
-    const bridge = new CdpBridge(browser, root, scope, deliver, onEnd);
+    const bridge = new CdpBridge(browser, root, scope, extension, deliver, onEnd);
     root.on('*' as never, ((method: unknown, params: unknown) => bridge.#rootEvent(undefined, method, params as Params)) as never);
     const gone = () => bridge.#end('browser_gone');
     browser.once('disconnected', gone);
@@ -108,6 +128,8 @@ export class CdpBridge implements CdpChannel {
     this.#sessions.clear();
     await Promise.all([...this.#browserSessions.values(), this.#root].map((session) => session.detach().catch(() => undefined)));
     this.#browserSessions.clear();
+    // No extension code outlives the connection that had it loaded.
+    if (this.#extension.role === 'owner') await this.#extension.extension?.unload();
   }
 
   #end(reason: CdpChannelEnd): void {
@@ -146,8 +168,18 @@ export class CdpBridge implements CdpChannel {
         if (!(await this.#isDeviceTargetId(targetId))) return this.#refuse(command, 'No target with given id found');
         return this.#answer(command, await send(command.method, params));
       }
+      case 'stagehand_extension': {
+        const { extension, role } = this.#extension;
+        if (extension === null) return this.#refuse(command, 'Stagehand 4 needs a device of the local provider: its extension cannot be loaded into a browser that devices share (docs/api.md, "Stagehand 4").');
+        if (role === 'worker') return this.#answer(command, { extensions: extension.id === null ? [] : [await extension.load()] });
+        try {
+          return this.#answer(command, { extensions: [await extension.load()] });
+        } catch (error) {
+          return this.#refuse(command, error instanceof Error && error.message.startsWith('Stagehand 4') ? error.message : 'The Stagehand extension could not be loaded into this device.');
+        }
+      }
       case 'create_target': {
-        if (!isAllowedUrl(params.url)) return this.#refuse(command, 'Only http:, https:, data: and about:blank URLs can be opened.');
+        if (!isAllowedUrl(params.url) && !this.#isExtensionTargetUrl(params)) return this.#refuse(command, 'Only http:, https:, data: and about:blank URLs can be opened.');
         const confined = inDeviceContext(this.#scope, params);
         if (confined === null) return this.#refuse(command, 'Only the device\'s own browser context (the default one) can be named.');
         const { targetId } = (await send(command.method, confined)) as { targetId: string };
@@ -169,7 +201,7 @@ export class CdpBridge implements CdpChannel {
       }
       case 'list_targets': {
         const { targetInfos } = (await send(command.method, params)) as { targetInfos: TargetInfoLike[] };
-        const visible = targetInfos.filter((info) => isDeviceTarget(this.#scope, info));
+        const visible = targetInfos.filter((info) => this.#visible(info));
         for (const info of visible) this.#knownTargets.add(info.targetId);
         return this.#answer(command, { targetInfos: visible });
       }
@@ -231,7 +263,7 @@ export class CdpBridge implements CdpChannel {
   async #attachExisting(root: CDPSession, browserSessionId: string | undefined, filter: unknown): Promise<void> {
     const { targetInfos } = (await sendOn(root)('Target.getTargets', { filter: [{}] })) as { targetInfos: TargetInfoLike[] };
     const attached = new Set([...this.#topLevelTargets.values()].filter((each) => each.browserSessionId === browserSessionId).map((each) => each.targetId));
-    const missing = targetInfos.filter((info) => isDeviceTarget(this.#scope, info) && filterTakes(filter, info.type) && !attached.has(info.targetId));
+    const missing = targetInfos.filter((info) => this.#visible(info) && filterTakes(filter, info.type) && !attached.has(info.targetId));
     // A target closing meanwhile is simply not attached.
     await Promise.all(missing.map((info) => sendOn(root)('Target.attachToTarget', { targetId: info.targetId, flatten: true }).catch(() => undefined)));
   }
@@ -247,7 +279,11 @@ export class CdpBridge implements CdpChannel {
       case 'Target.targetCreated':
       case 'Target.targetInfoChanged': {
         const info = params.targetInfo as TargetInfoLike;
-        if (!isDeviceTarget(this.#scope, info)) return;
+        if (!this.#visible(info)) {
+          // A target that turned into a hidden one (a tab on chrome://) is gone for the client.
+          if (this.#knownTargets.delete(info.targetId)) this.#emit('Target.targetDestroyed', { targetId: info.targetId }, browserSessionId);
+          return;
+        }
         this.#knownTargets.add(info.targetId);
         return this.#emit(method, params, browserSessionId);
       }
@@ -274,7 +310,7 @@ export class CdpBridge implements CdpChannel {
     const sessionId = params.sessionId as string;
     const session = this.#root.connection()?.session(sessionId) ?? null;
     if (session === null) return;
-    if (onBrowserSession && !isDeviceTarget(this.#scope, info)) {
+    if (onBrowserSession && !this.#visible(info)) {
       const send = sendOn(session);
       if (params.waitingForDebugger === true) void send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
       void session.detach().catch(() => undefined);
@@ -323,10 +359,32 @@ export class CdpBridge implements CdpChannel {
     if (typeof targetId !== 'string') return false;
     try {
       const { targetInfo } = (await sendOn(this.#root)('Target.getTargetInfo', { targetId })) as { targetInfo: TargetInfoLike };
-      return isDeviceTarget(this.#scope, targetInfo);
+      return this.#visible(targetInfo);
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A target the client may see: the device's, and while the Stagehand extension is loaded
+   * its service worker, its own pages and Stagehand's hidden client target; never another
+   * extension's or a browser page.
+   */
+  #visible(info: TargetInfoLike): boolean {
+    if (isDeviceTarget(this.#scope, info)) return true;
+    const extension = this.#extension.extension;
+    if (extension === null || extension.id === null) return false;
+    if (info.type === 'service_worker') return extension.isOwnWorker(info.url);
+    if (info.type === 'page') return extension.isOwnPage(info.url);
+    return info.type === 'other' && info.url === STAGEHAND_CLIENT_TARGET_URL;
+  }
+
+  /** Target.createTarget of the loaded extension's own pages, or of Stagehand's hidden client target. */
+  #isExtensionTargetUrl(params: Params): boolean {
+    const extension = this.#extension.extension;
+    if (extension === null || extension.id === null) return false;
+    if (params.url === STAGEHAND_CLIENT_TARGET_URL) return params.hidden === true;
+    return extension.isOwnPage(params.url);
   }
 
   #emit(method: string, params: Params, sessionId: string | undefined): void {

@@ -28,6 +28,19 @@ describe('isDeviceTarget', () => {
     expect(isDeviceTarget(scope, { targetId: 'a', type: 'tab', browserContextId: 'anything' })).toBe(true);
     expect(isDeviceTarget(scope, { targetId: 'b', type: 'browser' })).toBe(false);
   });
+
+  it('never the browser\'s own pages or an extension\'s, whatever type Chrome gives them', () => {
+    for (const scope of [{ contextId: null }, { contextId: 'ctx-device' }]) {
+      for (const url of ['chrome://omnibox-popup.top-chrome/', 'chrome://settings/', 'chrome-untrusted://print/', 'devtools://devtools/bundled/inspector.html', 'chrome-extension://abcdefghijklmnopabcdefghijklmnop/service-worker.js']) {
+        for (const type of ['page', 'tab', 'iframe', 'service_worker']) {
+          expect(isDeviceTarget(scope, { targetId: 'x', type, url, browserContextId: 'ctx-device' })).toBe(false);
+        }
+      }
+      for (const url of ['about:blank', 'https://example.com/', 'data:text/html,hi', 'chrome-error://chromewebdata/']) {
+        expect(isDeviceTarget(scope, { targetId: 'y', type: 'page', url, browserContextId: 'ctx-device' })).toBe(true);
+      }
+    }
+  });
 });
 
 describe('the browser-level allow-list', () => {

@@ -48,8 +48,17 @@ export function filterTakes(filter: unknown, type: string): boolean {
   return false;
 }
 
+/**
+ * Schemes of the browser's own pages (WebUI, with bindings into the browser) and of
+ * extensions: never a device target for a client, whatever type Chrome gives them (headless
+ * Chromium lists its omnibox popup, chrome://omnibox-popup.top-chrome/, as a `page`).
+ */
+const HIDDEN_URL_SCHEMES = ['chrome:', 'chrome-untrusted:', 'devtools:', 'chrome-extension:'];
+
 export function isDeviceTarget(scope: CdpScope, info: TargetInfoLike): boolean {
   if (!DEVICE_TARGET_TYPES.has(info.type)) return false;
+  const url = info.url ?? '';
+  if (HIDDEN_URL_SCHEMES.some((scheme) => url.startsWith(scheme))) return false;
   return scope.contextId === null || info.browserContextId === scope.contextId;
 }
 
@@ -98,7 +107,12 @@ export type RootRule =
   /** Browser.close: answered, then the CDP connection ends; the device's browser stays. */
   | { kind: 'end_connection' }
   /** Only when the device is the whole browser; refused in a shared one. */
-  | { kind: 'whole_browser_only' };
+  | { kind: 'whole_browser_only' }
+  /**
+   * Extensions.getExtensions: answered by the service with the Stagehand extension only,
+   * which it loads for this connection (local provider); refused on browserless.
+   */
+  | { kind: 'stagehand_extension' };
 
 export const ROOT_RULES: Readonly<Record<string, RootRule>> = {
   'Browser.getVersion': { kind: 'forward' },
@@ -128,6 +142,8 @@ export const ROOT_RULES: Readonly<Record<string, RootRule>> = {
   'Target.attachToTarget': { kind: 'attach' },
   'Target.detachFromTarget': { kind: 'detach' },
   'Target.attachToBrowserTarget': { kind: 'browser_session' },
+  // Every other Extensions method (loadUnpacked, uninstall, storage) stays refused.
+  'Extensions.getExtensions': { kind: 'stagehand_extension' },
 };
 
 /**
@@ -176,6 +192,8 @@ const SESSION_DOMAINS = new Set([
   'Target',
   'WebAudio',
   'WebAuthn',
+  // The tools a page declares for agents (navigator.modelContext), invoked in the page.
+  'WebMCP',
 ]);
 
 /** Methods of allowed domains that reach the host's files, other contexts, or open other browsers. */

@@ -40,7 +40,10 @@ export function switchUserCommand(user: BrowserUser | null): string[] {
 /** What the device's keeper starts (keeper/keeper-process.ts); it appends --remote-debugging-pipe. */
 export function chromiumCommand(options: ChromiumCommandOptions): ChromiumCommand {
   const chromiumArgs = puppeteer
-    .defaultArgs({ headless: options.headless, userDataDir: options.profileDir, args: [...options.flags] })
+    // enableExtensions: --enable-unsafe-extension-debugging instead of --disable-extensions, so
+    // the service's own pipe connection may load the Stagehand extension (Extensions.loadUnpacked,
+    // stagehand-extension.ts); no client ever can (cdp-rules.ts). Nothing else is installed.
+    .defaultArgs({ headless: options.headless, userDataDir: options.profileDir, args: [...options.flags], enableExtensions: true })
     .filter((arg) => arg !== '--no-sandbox');
   if (!options.sandboxed) chromiumArgs.push('--no-sandbox');
   const [executablePath, ...args] = [...switchUserCommand(options.user), options.chromiumPath, ...chromiumArgs];

@@ -16,6 +16,8 @@ import {
   writePidFile,
 } from './chromium-process.js';
 import { egressFlags } from './egress-flags.js';
+import { stagehandCopyIds, writeBrowserPreferences } from './browser-preferences.js';
+import { stagehandExtensionDir } from './stagehand-extension.js';
 import { KeeperConnection, liveKeepers } from './keeper-connection.js';
 import { keeperSocket, prepareKeepersDirectory, removeKeeperSocket } from './keeper-directory.js';
 import { startKeeper } from './keeper-launch.js';
@@ -143,6 +145,7 @@ export class LocalBrowserProvider implements BrowserProvider {
     let connection: KeeperConnection | null;
     try {
       await handProfileTo(profileDir, claim?.user ?? null);
+      await writeBrowserPreferences(profileDir, claim?.user ?? null, await stagehandCopyIds(this.stagehandCopiesRoot()));
       const command = chromiumCommand({
         chromiumPath: setup.chromiumPath,
         user: claim?.user ?? null,
@@ -216,6 +219,7 @@ export class LocalBrowserProvider implements BrowserProvider {
       context: browser.defaultBrowserContext(),
       egress: this.options.egress,
       downloadsDir: path.join(profileDir, 'downloads'),
+      stagehand: this.stagehand(),
       release: async () => {
         this.running.delete(handle);
         // The keeper asks Chromium to close (cookies flushed), kills its group, and exits.
@@ -237,6 +241,16 @@ export class LocalBrowserProvider implements BrowserProvider {
     });
     this.running.add(handle);
     return handle;
+  }
+
+  /** Where the copies of the Stagehand extension live (stagehand-extension.ts): read-only for browsers. */
+  private stagehandCopiesRoot(): string {
+    return path.join(this.options.dataDir, 'stagehand-extension');
+  }
+
+  private stagehand(): { source: string; copiesRoot: string } | null {
+    const source = stagehandExtensionDir();
+    return source === null ? null : { source, copiesRoot: this.stagehandCopiesRoot() };
   }
 
   async destroyProfile(deviceId: string): Promise<void> {

@@ -153,6 +153,13 @@ export interface LiveView {
   close(): Promise<void>;
 }
 
+/**
+ * Whose DevTools connection a channel serves: a client's (it may have the Stagehand
+ * extension loaded, for as long as it lasts), or that extension worker's own connection,
+ * beside its client's.
+ */
+export type CdpChannelRole = 'client' | 'extension_worker';
+
 /** Why a CDP channel ended on the browser's side. */
 export type CdpChannelEnd = 'browser_gone' | 'client_closed_browser';
 
@@ -198,7 +205,12 @@ export interface BrowserHandle {
    * A DevTools channel for a customer's client, confined to this device. `deliver` gets
    * each message for the client; `onEnd` is called once if the browser side ends it.
    */
-  openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void): Promise<CdpChannel>;
+  openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void, role?: CdpChannelRole): Promise<CdpChannel>;
+  /**
+   * Whether a WebSocket handshake with this Sec-WebSocket-Key was sent by the Stagehand
+   * extension's worker in this browser (docs/api.md, "Stagehand 4"); a key admits once.
+   */
+  isExtensionWorkerHandshake(key: string | undefined): Promise<boolean>;
   /** Called once when the browser goes away without close() being called. */
   onDisconnected(listener: () => void): void;
   /** Closes the browser, keeping the profile for a later launch. */

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { WebSocket } from 'ws';
 import type { ActiveRecording, FrameSource } from '../artifacts/recorder';
-import type { CdpChannel } from '../browser';
+import type { BrowserHandle, CdpChannel } from '../browser';
 import type { CdpCloseReason } from '../../db/schema';
 import { ApiError } from '../core/errors';
 import {
@@ -21,7 +21,7 @@ import type { CallerOf } from '../http/resolve-caller';
 import type { Services } from '../services/services';
 import { asksToReconnect } from '../../shared/reconnect-on-restart';
 import { DeviceSocketGateway, RECONNECT_CLOSES, type Admission, type ReconnectReason } from './device-socket-gateway';
-import { RELAYED_HEADER } from './session-relay';
+import { RELAYED_HEADER, RELAYED_KEY_HEADER } from './session-relay';
 
 /** A client's message (a command); the browser's answers may be larger. */
 const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -68,10 +68,21 @@ interface Connection {
   /** Settles when the connection ends here (#detach). */
   detached: Promise<void>;
   markDetached: () => void;
+  /** The Stagehand extension worker's own connections beside this one (docs/api.md, "Stagehand 4"); they end with it. */
+  workers: Set<{ socket: WebSocket; channel: CdpChannel }>;
 }
 
 function closeSocket(socket: WebSocket, close: { code: number; reason: string }): void {
   if (socket.readyState === socket.OPEN) socket.close(close.code, close.reason);
+}
+
+/**
+ * The Sec-WebSocket-Key the client sent: the header itself, or, behind another instance's
+ * relay (which opens a socket of its own), the one that instance passed on.
+ */
+function clientHandshakeKey(req: IncomingMessage): string | undefined {
+  const key = req.headers[RELAYED_HEADER] === undefined ? req.headers['sec-websocket-key'] : req.headers[RELAYED_KEY_HEADER];
+  return typeof key === 'string' ? key : undefined;
 }
 
 /**
@@ -142,6 +153,8 @@ export class CdpGateway extends DeviceSocketGateway<'cdp_secret'> {
   protected async admit(req: IncomingMessage, { session: seen, secret }: CallerOf['cdp_secret'], publicId: string): Promise<Admission> {
     const handle = this.services.browserPool.get(seen.deviceId);
     if (handle === undefined) throw new ApiError('device_not_ready');
+    const main = this.#connections.get(seen.id);
+    if (main !== undefined && (await handle.isExtensionWorkerHandshake(clientHandshakeKey(req)))) return this.#admitExtensionWorker(main, handle);
     await this.#previousConnectionGone(seen.id);
     const claimed = await claimCdpConnection(this.services.db, this.services.hostId, publicId, secret);
     let socketForChannel: WebSocket | null = null;
@@ -180,6 +193,45 @@ export class CdpGateway extends DeviceSocketGateway<'cdp_secret'> {
   }
 
   /**
+   * The Stagehand extension worker's own DevTools connection, beside its client's `main`
+   * one on the same session: admitted only because the device's browser sent exactly this
+   * handshake (its key, seen by the service on the worker). It goes through the same rules,
+   * without loading or unloading the extension, and ends with the main connection.
+   */
+  async #admitExtensionWorker(main: Connection, handle: BrowserHandle): Promise<Admission> {
+    let ws: WebSocket | null = null;
+    const early: string[] = [];
+    const send = (message: string) => {
+      if (ws === null) return void early.push(message);
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return closeSocket(ws, CLOSE_REASONS.client_closed);
+      ws.send(message);
+    };
+    const channel = await handle.openCdpChannel(send, () => ws !== null && closeSocket(ws, CLOSE_REASONS.client_closed), 'extension_worker');
+    const worker = { socket: null as unknown as WebSocket, channel };
+    return {
+      open: (opened) => {
+        ws = opened;
+        worker.socket = opened;
+        if (main.ended) {
+          void channel.close();
+          return closeSocket(opened, CLOSE_REASONS.client_closed);
+        }
+        main.workers.add(worker);
+        for (const message of early) send(message);
+        opened.on('message', (data, isBinary) => {
+          if (!isBinary) channel.receive(data.toString());
+        });
+        opened.on('close', () => {
+          main.workers.delete(worker);
+          void channel.close();
+        });
+      },
+      refused: () => void channel.close(),
+    };
+  }
+
+  /**
    * A session connected here gets RECONNECT_GRACE_MS for that connection to end, and then
    * until it is marked waiting for its client, before the handshake claims it (a claim of
    * a session still connected is 410 session_expired).
@@ -201,7 +253,7 @@ export class CdpGateway extends DeviceSocketGateway<'cdp_secret'> {
     const detached = new Promise<void>((resolve) => {
       markDetached = resolve;
     });
-    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached };
+    const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached, workers: new Set() };
     this.#connections.set(row.id, connection);
     connection.stopWatchingKey = this.services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
     socket.on('message', (data, isBinary) => {
@@ -258,6 +310,11 @@ export class CdpGateway extends DeviceSocketGateway<'cdp_secret'> {
     this.#connections.delete(connection.row.id);
     connection.markDetached();
     connection.stopWatchingKey();
+    for (const worker of connection.workers) {
+      closeSocket(worker.socket, CLOSE_REASONS.client_closed);
+      void worker.channel.close();
+    }
+    connection.workers.clear();
     void connection.channel.close();
     this.#track(connection.recording.then((active) => active.stop()));
     return true;

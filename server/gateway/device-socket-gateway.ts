@@ -153,7 +153,8 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
 
   /**
    * The same socket opened on the instance that runs the device's browser, offering the
-   * client's subprotocols unchanged (that gateway checks everything again); null when
+   * client's subprotocols unchanged and passing its handshake key on (that gateway checks
+   * everything again, and CDP's admits a connection by the key); null when
    * that instance is this one or there is none. A host that refuses the handshake throws
    * RelayRefused, answered as that host did; a registered host that does not answer is
    * down, and so is the browser: null.
@@ -164,8 +165,9 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
     const target = await hostInternalUrl(this.services.db, hostId);
     if (target === null) return null;
     const protocols = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim()).filter((value) => value !== '');
+    const key = req.headers['sec-websocket-key'];
     try {
-      return await openRelay(target, pathAndQuery, protocols);
+      return await openRelay(target, pathAndQuery, protocols, typeof key === 'string' ? key : undefined);
     } catch (error) {
       if (error instanceof RelayRefused) throw error;
       this.services.log.warn({ err: error, hostId }, `could not relay a ${this.name} socket to its device host`);

@@ -4,6 +4,12 @@ import { isFrameMessage, MAX_BUFFERED_FRAME_BYTES } from './gateway-messages';
 
 /** Marks a handshake one gateway relays to another, which must not relay it further. */
 export const RELAYED_HEADER = 'x-svc-relayed';
+/**
+ * The client's own Sec-WebSocket-Key, passed on by the relaying instance (its socket to
+ * the owner has a key of its own): the owner admits the Stagehand extension worker's
+ * connection by it (cdp-gateway.ts).
+ */
+export const RELAYED_KEY_HEADER = 'x-svc-relayed-key';
 
 export interface Relay {
   upstream: WebSocket;
@@ -29,10 +35,10 @@ export class RelayRefused extends Error {
  * (a session token among them) unchanged: that gateway authenticates and checks
  * everything again, as for a direct client.
  */
-export function openRelay(internalUrl: string, pathAndQuery: string, protocols: string[]): Promise<Relay> {
+export function openRelay(internalUrl: string, pathAndQuery: string, protocols: string[], clientKey?: string): Promise<Relay> {
   return new Promise((resolve, reject) => {
     const upstream = new WebSocket(`${internalUrl.replace(/^http/, 'ws')}${pathAndQuery}`, protocols, {
-      headers: { [RELAYED_HEADER]: '1' },
+      headers: { [RELAYED_HEADER]: '1', ...(clientKey === undefined ? {} : { [RELAYED_KEY_HEADER]: clientKey }) },
       perMessageDeflate: false,
     });
     upstream.once('open', () => {

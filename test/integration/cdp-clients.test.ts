@@ -341,7 +341,7 @@ describe('Playwright MCP', () => {
       // The next call connects again with the same cdp_url: a second connection, audited as one.
       expect(textOf(await call(client, 'browser_tabs', { action: 'list' }, stderr))).toContain(pageUrl);
       expect(textOf(await call(client, 'browser_snapshot', {}, stderr))).toContain(PAGE_TEXT);
-      const audited = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id));
+      const audited = await test.service.services.db.select().from(auditEvents).where(eq(auditEvents.resourceId, session.id)).orderBy(auditEvents.createdAt);
       const connections = audited.filter((event) => event.action === 'operator.cdp_session.connected').map((event) => (event.details as { reconnected: boolean }).reconnected);
       expect(connections).toEqual([false, true]);
       expect(audited.filter((event) => event.action === 'operator.cdp_session.disconnected')).toHaveLength(1);

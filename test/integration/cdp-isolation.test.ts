@@ -152,6 +152,8 @@ describe('a browser that devices share (browserless provider on a raw DevTools e
     expect((await send('Target.activateTarget', { targetId: neighbourTarget!.id })).error.message).toMatch(/No target/);
     expect((await send('Storage.getCookies', { browserContextId: 'ANOTHER' })).error.message).toMatch(/context/);
     expect((await send('Browser.getWindowBounds', { windowId: 1 })).error.message).toMatch(/share/);
+    // An extension is the whole browser's: Stagehand 4's is for devices of the local provider only.
+    expect((await send('Extensions.getExtensions')).error).toEqual({ code: -32000, message: expect.stringMatching(/Stagehand 4 needs a device of the local provider/) });
     const created = (await send('Target.createTarget', { url: 'about:blank' })).result.targetId as string;
     const infos = (await send('Target.getTargets')).result.targetInfos as Array<{ targetId: string; browserContextId: string }>;
     expect(infos.map((info) => info.targetId)).toContain(created);

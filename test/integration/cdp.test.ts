@@ -7,7 +7,6 @@ import { eq, sql } from 'drizzle-orm';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { auditEvents, cdpSessions, devices as deviceTable } from '../../db/schema';
 import { endUnresumableCdpConnections } from '../../server/domain/cdp/cdp-connection';
 import { suspendIdleDevices } from '../../server/domain/devices/device-upkeep';
@@ -19,6 +18,7 @@ import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { allScopes, createTenant, startAnotherInstance, startTestService, type TestService, type TestTenant } from '../support/test-service';
 import { ffprobe, frameColors, isBlue, isRed } from '../support/video-probe';
+import { rawCdpClient } from '../support/raw-cdp-client';
 
 // CDP access end to end, on real Chromium and PostgreSQL: Puppeteer and Playwright through
 // cdp_url, the task slot it holds, the ways a connection ends, the rules of what a client
@@ -114,35 +114,6 @@ async function runTask(device: string, prompt: string): Promise<any> {
   const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt });
   expect(submitted.status).toBe(202);
   return waitForTaskEnd(api, submitted.body.id);
-}
-
-/** A raw DevTools client, for what Puppeteer and Playwright never send. */
-async function rawClient(url: string): Promise<{ send: (method: string, params?: object, sessionId?: string) => Promise<any>; events: any[]; closed: Promise<{ code: number; reason: string }>; socket: WebSocket }> {
-  const socket = new WebSocket(url);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  let nextId = 1;
-  const waiting = new Map<number, (message: any) => void>();
-  const events: any[] = [];
-  socket.on('message', (data) => {
-    const message = JSON.parse(data.toString());
-    if (message.id !== undefined) waiting.get(message.id)?.(message);
-    else events.push(message);
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  return {
-    socket,
-    events,
-    closed,
-    send: (method, params = {}, sessionId) =>
-      new Promise((resolve) => {
-        const id = nextId++;
-        waiting.set(id, resolve);
-        socket.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }));
-      }),
-  };
 }
 
 describe('POST /v1/devices/{id}/cdp', () => {
@@ -246,7 +217,7 @@ describe('the task slot', () => {
   it('between connections a task may take the slot: a reconnection meanwhile is 409 device_busy, and connects once the task ended', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
-    const first = await rawClient(reachable(session));
+    const first = await rawCdpClient(reachable(session));
     first.socket.close();
     await first.closed;
     await waitFor(async () => (await slotHolder(device)) === null);
@@ -254,10 +225,10 @@ describe('the task slot', () => {
     const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: 'ask a human to confirm "go on?"' });
     expect(submitted.status).toBe(202);
     await waitFor(async () => (await api('GET', `/v1/tasks/${submitted.body.id}`)).body.status === 'needs_human');
-    await expect(rawClient(reachable(session))).rejects.toThrow(/409/);
+    await expect(rawCdpClient(reachable(session))).rejects.toThrow(/409/);
     expect((await api('POST', `/v1/tasks/${submitted.body.id}/cancel`, {})).status).toBe(202);
     await waitForTaskEnd(api, submitted.body.id);
-    const again = await rawClient(reachable(session));
+    const again = await rawCdpClient(reachable(session));
     expect((await again.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
     expect(await slotHolder(device)).toBe(parsePublicId('cdpSession', session.id));
     again.socket.close();
@@ -270,7 +241,7 @@ describe('the task slot', () => {
       const session = await openCdp(device);
       const [submitted, connected] = await Promise.all([
         api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/page')} then return the title` }),
-        rawClient(reachable(session)).then(
+        rawCdpClient(reachable(session)).then(
           (client) => client,
           (error: Error) => error,
         ),
@@ -294,7 +265,7 @@ describe('idle suspend', () => {
   it('spares a device while a CDP connection is open, and suspends it once the connection closed', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
-    const client = await rawClient(reachable(session));
+    const client = await rawCdpClient(reachable(session));
     const longAfter = new Date(Date.now() + 7 * 24 * 3600 * 1000);
     expect(await suspendIdleDevices(test.service.services, longAfter)).toBe(0);
     client.socket.close();
@@ -328,7 +299,7 @@ describe('Playwright through cdp_url', () => {
 describe('what a client may do', () => {
   it('refuses browser-wide and host-reaching methods and file:, chrome: and devtools: URLs; confines the rest to the device', async () => {
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(reachable(await openCdp(device)));
+    const client = await rawCdpClient(reachable(await openCdp(device)));
     const refused = async (method: string, params: object = {}, sessionId?: string) => {
       const answer = await client.send(method, params, sessionId);
       expect(answer.error, method).toBeDefined();
@@ -380,7 +351,7 @@ describe('what a client may do', () => {
   });
   it('answers commands past 1,000 waiting at once with an error, and the rest normally', async () => {
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(reachable(await openCdp(device)));
+    const client = await rawCdpClient(reachable(await openCdp(device)));
     const { result: created } = await client.send('Target.createTarget', { url: 'about:blank' });
     const { result: attached } = await client.send('Target.attachToTarget', { targetId: created.targetId, flatten: true });
     const slow = { expression: 'new Promise((resolve) => setTimeout(() => resolve(1), 1500))', awaitPromise: true, returnByValue: true };
@@ -396,7 +367,7 @@ describe('the end of a connection', () => {
   it('DELETE /v1/cdp_sessions/{id} closes the connection and frees the slot; a second DELETE is 410', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
-    const client = await rawClient(reachable(session));
+    const client = await rawCdpClient(reachable(session));
     expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
     expect(await client.closed).toEqual({ code: 4001, reason: 'cdp_session_deleted' });
     expect(await slotHolder(device)).toBeNull();
@@ -409,12 +380,12 @@ describe('the end of a connection', () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
     expect((await api('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
-    await expect(rawClient(reachable(session))).rejects.toThrow(/410/);
+    await expect(rawCdpClient(reachable(session))).rejects.toThrow(/410/);
   });
 
   it('deleting the device closes the connection', async () => {
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(reachable(await openCdp(device)));
+    const client = await rawCdpClient(reachable(await openCdp(device)));
     expect((await api('DELETE', `/v1/devices/${device}`)).status).toBe(202);
     expect((await client.closed).code).toBe(4004);
   });
@@ -422,7 +393,7 @@ describe('the end of a connection', () => {
   it('revoking the key that created it closes the connection', async () => {
     const revocable = await tenant.key(allScopes);
     const device = await devices.create(tenant.spaceId);
-    const client = await rawClient(reachable(await openCdp(device, apiClient(test.url, revocable))));
+    const client = await rawCdpClient(reachable(await openCdp(device, apiClient(test.url, revocable))));
     const keyId = revocable.split('_')[3]!;
     await revokeApiKey(test.service.services.db, keyId, { publicUrl: PUBLIC_URL });
     expect(await client.closed).toEqual({ code: 4003, reason: 'key_revoked' });
@@ -432,7 +403,7 @@ describe('the end of a connection', () => {
   it('expiry closes the connection', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
-    const client = await rawClient(reachable(session));
+    const client = await rawCdpClient(reachable(session));
     await test.service.services.db.update(cdpSessions).set({ expiresAt: sql`now()` }).where(eq(cdpSessions.id, parsePublicId('cdpSession', session.id)!));
     expect(await client.closed).toEqual({ code: 4002, reason: 'cdp_session_expired' });
     await waitFor(async () => (await slotHolder(device)) === null);
@@ -445,7 +416,7 @@ describe('the end of a connection', () => {
     const meteredApi = apiClient(test.url, await metered.key(allScopes));
     const created = await meteredApi('POST', '/v1/devices', { space_id: metered.spaceId });
     const session = await openCdp(created.body.id, meteredApi);
-    const client = await rawClient(reachable(session));
+    const client = await rawCdpClient(reachable(session));
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     expect((await meteredApi('DELETE', `/v1/cdp_sessions/${session.id}`)).status).toBe(204);
     await client.closed;
@@ -486,18 +457,18 @@ describe('across instances', () => {
     const session = await openCdp(device);
     const id = parsePublicId('cdpSession', session.id)!;
     try {
-      const relayed = await rawClient(reachable(session, other.url));
+      const relayed = await rawCdpClient(reachable(session, other.url));
       expect((await relayed.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
       await other.close();
       expect(await relayed.closed).toEqual({ code: 1012, reason: 'service_restart' });
       await waitFor(async () => (await cdpRow(id))?.connectionHostId === null);
       expect(await slotHolder(device)).toBe(id);
 
-      const direct = await rawClient(reachable(session));
+      const direct = await rawCdpClient(reachable(session));
       expect((await direct.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
       test.service.closeForDevice(parsePublicId('device', device)!, 'service_restart');
       expect(await direct.closed).toEqual({ code: 1012, reason: 'service_restart' });
-      const again = await rawClient(reachable(session));
+      const again = await rawCdpClient(reachable(session));
       expect((await again.send('Browser.getVersion')).result.product).toMatch(/Chrome/);
       again.socket.close();
       await waitFor(async () => (await slotHolder(device)) === null);
@@ -511,7 +482,7 @@ describe('across instances', () => {
   it('a stop closes its connections with 1012 and keeps them, slot held, for their clients to reconnect with the same cdp_url; a restart closes what a crashed run left open', async () => {
     const device = await devices.create(tenant.spaceId);
     const session = await openCdp(device);
-    const client = await rawClient(reachable(session));
+    const client = await rawCdpClient(reachable(session));
     const id = parsePublicId('cdpSession', session.id)!;
     await test.restart();
     expect(await client.closed).toEqual({ code: 1012, reason: 'service_restart' });
@@ -525,7 +496,7 @@ describe('across instances', () => {
     const page = await browser.newPage();
     await page.goto(pages.url('/page'));
     expect(await page.title()).toBe('CDP test page');
-    await expect(rawClient(reachable(session))).rejects.toThrow(/410/);
+    await expect(rawCdpClient(reachable(session))).rejects.toThrow(/410/);
     expect(await slotHolder(device)).toBe(id);
     const audited = await test.service.services.db.select({ details: auditEvents.details }).from(auditEvents).where(eq(auditEvents.action, 'operator.cdp_session.connected'));
     expect(audited.map((event) => (event.details as { reconnected?: boolean }).reconnected).filter((reconnected) => reconnected === true).length).toBeGreaterThan(0);
@@ -546,7 +517,7 @@ describe('across instances', () => {
     const expiring = await openCdp(first);
     const deleted = await openCdp(second);
     for (const [device, session] of [[first, expiring], [second, deleted]] as const) {
-      const client = await rawClient(reachable(session));
+      const client = await rawCdpClient(reachable(session));
       test.service.closeForDevice(parsePublicId('device', device)!, 'service_restart');
       expect((await client.closed).code).toBe(1012);
     }
@@ -560,7 +531,7 @@ describe('across instances', () => {
 
     expect((await api('DELETE', `/v1/cdp_sessions/${deleted.id}`)).status).toBe(204);
     expect(await slotHolder(second)).toBeNull();
-    await expect(rawClient(reachable(deleted))).rejects.toThrow(/410/);
+    await expect(rawCdpClient(reachable(deleted))).rejects.toThrow(/410/);
   });
 });
 
@@ -637,20 +608,20 @@ describe('recordings of CDP sessions', () => {
 
   it('stores the recording when the connection ends by DELETE, by deleting the device, and at a graceful stop', async () => {
     const deleted = await openCdp(await devices.create(tenant.spaceId));
-    const deletedClient = await rawClient(reachable(deleted));
+    const deletedClient = await rawCdpClient(reachable(deleted));
     await recordedAWhile();
     expect((await api('DELETE', `/v1/cdp_sessions/${deleted.id}`)).status).toBe(204);
     await deletedClient.closed;
 
     const deviceGone = await devices.create(tenant.spaceId);
     const goneSession = await openCdp(deviceGone);
-    const goneClient = await rawClient(reachable(goneSession));
+    const goneClient = await rawCdpClient(reachable(goneSession));
     await recordedAWhile();
     expect((await api('DELETE', `/v1/devices/${deviceGone}`)).status).toBe(202);
     await goneClient.closed;
 
     const stopped = await openCdp(await devices.create(tenant.spaceId));
-    const stoppedClient = await rawClient(reachable(stopped));
+    const stoppedClient = await rawCdpClient(reachable(stopped));
     await recordedAWhile();
     await test.restart();
     await stoppedClient.closed;

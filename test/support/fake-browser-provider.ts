@@ -97,6 +97,10 @@ export class FakeBrowserHandle implements BrowserHandle {
     throw new Error('a fake browser has no DevTools channel');
   }
 
+  async isExtensionWorkerHandshake(): Promise<boolean> {
+    return false;
+  }
+
   onDisconnected(): void {}
 
   async close(): Promise<void> {}
