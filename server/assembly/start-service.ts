@@ -216,11 +216,9 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   gateway.start();
   const cdpGateway = new CdpGateway(services);
   await cdpGateway.start();
+  const closeForDevice = (deviceId: string, reason: ReconnectReason) => [gateway, cdpGateway].forEach((each) => each.closeForDevice(deviceId, reason));
   // A device another host adopted: whoever watched or drove it here reconnects to it there.
-  services.browserPool.onDeviceHandedOff((deviceId) => {
-    gateway.closeForDevice(deviceId, 'service_restart');
-    cdpGateway.closeForDevice(deviceId, 'service_restart');
-  });
+  services.browserPool.onDeviceHandedOff((deviceId) => closeForDevice(deviceId, 'service_restart'));
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
   const metrics = new ServiceMetrics({
     db: database.db,
@@ -275,10 +273,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     url,
     services,
     database,
-    closeForDevice(deviceId, reason) {
-      gateway.closeForDevice(deviceId, reason);
-      cdpGateway.closeForDevice(deviceId, reason);
-    },
+    closeForDevice,
     close(mode: StopMode = 'shutdown') {
       closing ??= (async () => {
         ready = false;
