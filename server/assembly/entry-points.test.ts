@@ -1,19 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
+import { Duplex, Writable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-key-format';
 import { createLogger } from '../core/log';
 import { ServiceMetrics, type MetricSources } from '../metrics/service-metrics';
 import type { Services } from '../services/services';
-import { createRequestRouter } from './entry-points';
+import { createRequestRouter, createUpgradeRouter } from './entry-points';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { EventStreams } from '../http/event-stream';
 
 let server: Server | undefined;
 
 afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  // The upgrade router's test starts no server.
+  if (server !== undefined) await new Promise((resolve) => server!.close(resolve));
   server = undefined;
 });
 
@@ -64,5 +66,32 @@ describe('access log', () => {
     await expect.poll(() => lines.length).toBe(1);
     expect(JSON.parse(lines[0]!)).not.toHaveProperty('key');
     expect(lines[0]).not.toContain('not-a-key');
+  });
+});
+
+describe('WebSocket upgrades', () => {
+  it('hand each declared path to its gateway with the caller kind, the id and the path to relay; any other goes to the console, or is 404', () => {
+    const taken: unknown[] = [];
+    const gateway = (name: string) => ({ accept: (_req: unknown, _socket: unknown, _head: unknown, target: unknown) => void taken.push([name, target]) });
+    const upgrade = (router: ReturnType<typeof createUpgradeRouter>, url: string) => {
+      const socket = new Duplex({ read() {}, write(_chunk, _encoding, done) { done(); } });
+      let answer = '';
+      socket.end = ((chunk: string) => { answer = chunk; return socket; }) as typeof socket.end;
+      router({ url } as IncomingMessage, socket, Buffer.alloc(0));
+      return answer;
+    };
+    const withConsole = createUpgradeRouter({ liveView: gateway('live'), cdp: gateway('cdp'), console: (req) => void taken.push(['console', req.url]) });
+    upgrade(withConsole, '/v1/sessions/ses_1/ws');
+    upgrade(withConsole, '/V1/Sessions/ses_2/WS/?x=1');
+    upgrade(withConsole, '/v1/cdp_sessions/cdp_1/devtools?token=s');
+    upgrade(withConsole, '/v1/sessions/ses_1/ws/extra');
+    expect(taken).toEqual([
+      ['live', { caller: 'session_token', id: 'ses_1', pathAndQuery: '/v1/sessions/ses_1/ws' }],
+      ['live', { caller: 'session_token', id: 'ses_2', pathAndQuery: '/v1/sessions/ses_2/ws?x=1' }],
+      ['cdp', { caller: 'cdp_secret', id: 'cdp_1', pathAndQuery: '/v1/cdp_sessions/cdp_1/devtools?token=s' }],
+      ['console', '/v1/sessions/ses_1/ws/extra'],
+    ]);
+    const withoutConsole = createUpgradeRouter({ liveView: gateway('live'), cdp: gateway('cdp'), console: null });
+    expect(upgrade(withoutConsole, '/_next/webpack-hmr')).toMatch(/^HTTP\/1\.1 404 /);
   });
 });

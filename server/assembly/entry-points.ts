@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApiError, serviceUnavailable } from '../core/errors';
 import type { Logger } from '../core/log';
 import { maskApiKey, parseApiKey } from '../domain/keys/api-key-format';
 import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import type { EventStreams } from '../http/event-stream';
-import { bearerOf, resolveCaller, type CallerRule } from '../http/resolve-caller';
+import type { DeviceSocketGateway } from '../gateway/device-socket-gateway';
+import { bearerOf, resolveCaller, type CallerRule, type UpgradeCallerRule } from '../http/resolve-caller';
 import { createRouteLabeler } from '../metrics/route-label';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { Services } from '../services/services';
@@ -39,7 +41,7 @@ export type Readiness = { ok: true } | { ok: false; reason: 'starting_or_stoppin
 /**
  * One entrance of the HTTP server: the paths it serves (one path, or every path under a
  * prefix), who may call it, how a request to it is labelled in the metrics, and its
- * handler. WebSocket upgrades are the gateways' (start-service.ts) for now.
+ * handler. WebSocket upgrades have their own list (UpgradeEntrance).
  */
 interface Entrance {
   path: string;
@@ -132,6 +134,52 @@ export function createRequestRouter(options: RequestRouterOptions) {
     const method = req.method ?? 'GET';
     recordWhenFinished(req, res, { log: accessLog, metrics: options.metrics, requestId, path, route: routeLabel(method, path) });
     await entranceFor(list, method, path).serve(req, res, requestId, path);
+  };
+}
+
+type Upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/**
+ * One WebSocket upgrade of the HTTP server: its path template (`{id}`: one segment naming
+ * the session), who may open it, and the gateway (server/gateway/) that takes it, which
+ * resolves that caller.
+ */
+interface UpgradeEntrance {
+  path: string;
+  caller: UpgradeCallerRule['kind'];
+  pattern: RegExp;
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, id: string, query: string): void;
+}
+
+function upgradeEntrance<K extends UpgradeCallerRule['kind']>(path: string, caller: K, gateway: Pick<DeviceSocketGateway<K>, 'accept'>): UpgradeEntrance {
+  const [before, after] = path.split('{id}');
+  // As the path is, case aside, with a trailing slash and a query allowed (the templates hold no pattern characters).
+  const pattern = new RegExp(`^${before}([^/?#]+)${after}/?(?:\\?.*)?$`, 'i');
+  return { path, caller, pattern, accept: (req, socket, head, id, query) => gateway.accept(req, socket, head, { caller, id, pathAndQuery: `${before}${id}${after}${query}` }) };
+}
+
+export interface UpgradeRouterOptions {
+  liveView: Pick<DeviceSocketGateway<'session_token'>, 'accept'>;
+  cdp: Pick<DeviceSocketGateway<'cdp_secret'>, 'accept'>;
+  /** Next.js's own upgrades (its development server's); null when the console is not served. */
+  console: Upgrade | null;
+}
+
+/**
+ * What takes each WebSocket upgrade: a live-view session's socket (its token offered as a
+ * subprotocol) and a CDP session's DevTools socket (its secret in `token`); any other
+ * upgrade is the console's, or 404.
+ */
+export function createUpgradeRouter(options: UpgradeRouterOptions): Upgrade {
+  const list = [upgradeEntrance('/v1/sessions/{id}/ws', 'session_token', options.liveView), upgradeEntrance('/v1/cdp_sessions/{id}/devtools', 'cdp_secret', options.cdp)];
+  return (req, socket, head) => {
+    const url = req.url ?? '';
+    for (const entrance of list) {
+      const id = entrance.pattern.exec(url)?.[1];
+      if (id !== undefined) return entrance.accept(req, socket, head, id, url.includes('?') ? url.slice(url.indexOf('?')) : '');
+    }
+    if (options.console !== null) return options.console(req, socket, head);
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
   };
 }
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
 import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
@@ -34,12 +33,12 @@ import { OUTBOX_CHANNEL } from '../domain/events/emit-event';
 import { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { CdpGateway } from '../gateway/cdp-gateway';
 import { DeviceViews } from '../gateway/device-views';
-import type { ReconnectReason } from '../gateway/reconnect-closes';
+import type { ReconnectReason } from '../gateway/device-socket-gateway';
 import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
 import { AuthFailureThrottle } from '../http/auth-failure-throttle';
-import { createRequestRouter, type Readiness } from './entry-points';
+import { createRequestRouter, createUpgradeRouter, type Readiness } from './entry-points';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
 import { escalationDeliveryWorker, escalationExpiry } from '../jobs/escalation-worker';
@@ -214,19 +213,12 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const eventStreams = new EventStreams(config.limits.eventStreamsPerKey);
   const stepFeeds = new TaskStepFeeds(services.db, services.taskChannel, config.http.publicUrl);
   const gateway = new SessionGateway(services, deviceViews);
-  await gateway.start();
+  gateway.start();
   const cdpGateway = new CdpGateway(services);
   await cdpGateway.start();
+  const closeForDevice = (deviceId: string, reason: ReconnectReason) => [gateway, cdpGateway].forEach((each) => each.closeForDevice(deviceId, reason));
   // A device another host adopted: whoever watched or drove it here reconnects to it there.
-  services.browserPool.onDeviceHandedOff((deviceId) => {
-    gateway.closeForDevice(deviceId, 'service_restart');
-    cdpGateway.closeForDevice(deviceId, 'service_restart');
-  });
-  const upgradeHandlers: Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => boolean> = [
-    (req, socket, head) => gateway.handleUpgrade(req, socket, head),
-    (req, socket, head) => cdpGateway.handleUpgrade(req, socket, head),
-  ];
-
+  services.browserPool.onDeviceHandedOff((deviceId) => closeForDevice(deviceId, 'service_restart'));
   const nextConsole = config.http.serveConsole ? await startConsole() : null;
   const metrics = new ServiceMetrics({
     db: database.db,
@@ -262,11 +254,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     });
   });
   server.on('clientError', answerClientError(log, newRequestId));
-  server.on('upgrade', (req, socket, head) => {
-    if (upgradeHandlers.some((handle) => handle(req, socket, head))) return;
-    if (nextConsole !== null) return nextConsole.upgrade(req, socket, head);
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-  });
+  server.on('upgrade', createUpgradeRouter({ liveView: gateway, cdp: cdpGateway, console: nextConsole?.upgrade ?? null }));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -285,10 +273,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     url,
     services,
     database,
-    closeForDevice(deviceId, reason) {
-      gateway.closeForDevice(deviceId, reason);
-      cdpGateway.closeForDevice(deviceId, reason);
-    },
+    closeForDevice,
     close(mode: StopMode = 'shutdown') {
       closing ??= (async () => {
         ready = false;

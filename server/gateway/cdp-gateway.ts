@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { ActiveRecording, FrameSource } from '../artifacts/recorder';
 import type { BrowserHandle, CdpChannel } from '../browser';
 import type { CdpCloseReason } from '../../db/schema';
@@ -13,22 +12,17 @@ import {
   endedCdpConnections,
   endUnresumableCdpConnections,
   heartbeatCdpConnections,
-  openCdpSessionBySecret,
   releaseCdpConnection,
   type CdpDisconnectReason,
 } from '../domain/cdp/cdp-connection';
-import { cdpSocketPath, type CdpSessionRow } from '../domain/cdp/cdp-session-resource';
-import { newPublicId } from '../domain/ids';
+import type { CdpSessionRow } from '../domain/cdp/cdp-session-resource';
 import { PeriodicTimer } from '../domain/periodic-timer';
+import type { CallerOf } from '../http/resolve-caller';
 import type { Services } from '../services/services';
 import { asksToReconnect } from '../../shared/reconnect-on-restart';
-import { refuseHandshake, writeRefusal } from './handshake-refusal';
-import { relayToDeviceHost } from './device-host-relay';
-import { RelayedSockets } from './relayed-sockets';
-import { RECONNECT_CLOSES, type ReconnectReason } from './reconnect-closes';
-import { RelayRefused, RELAYED_HEADER, RELAYED_KEY_HEADER, type Relay } from './session-relay';
+import { DeviceSocketGateway, RECONNECT_CLOSES, type Admission, type ReconnectReason } from './device-socket-gateway';
+import { RELAYED_HEADER, RELAYED_KEY_HEADER } from './session-relay';
 
-const CDP_PATH = /^\/v1\/cdp_sessions\/([^/?#]+)\/devtools\/?(?:\?(.*))?$/i;
 /** A client's message (a command); the browser's answers may be larger. */
 const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** Answers and events a client has not read yet; past this it is too slow and is cut off. */
@@ -91,24 +85,16 @@ function clientHandshakeKey(req: IncomingMessage): string | undefined {
   return typeof key === 'string' ? key : undefined;
 }
 
-/** The secret of a CDP URL: the `token` query parameter. */
-function secretOf(query: string | undefined): string | null {
-  return new URLSearchParams(query ?? '').get('token');
-}
-
 /**
- * The DevTools WebSocket of CDP sessions at `/v1/cdp_sessions/{id}/devtools?token=…`. The
- * instance a client reaches checks the secret without using it and, when another instance
- * runs the device's browser, relays the socket there; the instance with the browser uses
- * the secret, takes the device's task slot and bridges the client to the browser
+ * The DevTools WebSocket of CDP sessions at `/v1/cdp_sessions/{id}/devtools?token=…` (its
+ * caller: the CDP secret; the upgrade, the relay to the instance that runs the device's
+ * browser and the close are DeviceSocketGateway's). Where the browser runs it uses the
+ * secret, takes the device's task slot and bridges the client to the browser
  * (server/browser/cdp-bridge.ts). It ends a connection when its session is deleted or
  * expires, its key is revoked, or its device stops being active, and gives the slot back.
  */
-export class CdpGateway {
-  readonly #services: Services;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
+export class CdpGateway extends DeviceSocketGateway<'cdp_secret'> {
   readonly #connections = new Map<string, Connection>();
-  readonly #relays = new RelayedSockets();
   /** Database writes in flight (ends, pauses) and recordings stopping, so close() waits for them before the database goes. */
   readonly #releases = new Set<Promise<void>>();
   /**
@@ -123,128 +109,87 @@ export class CdpGateway {
    */
   readonly #clientPages: FrameSource = {
     watchFrames: async (deviceId, listener) => {
-      const handle = this.#services.browserPool.get(deviceId);
+      const handle = this.services.browserPool.get(deviceId);
       if (handle === undefined) throw new Error('the device has no browser on this host');
       const view = await handle.followingLiveView();
       view.onFrame(listener);
       return () => void view.close();
     },
   };
-  // Both tick functions report their own errors; a tick never overlaps the one before it.
-  readonly #check = new PeriodicTimer(CHECK_MS, () => this.#checkAll(), (error) => this.#services.log.error({ err: error }, 'CDP connection check failed'));
-  readonly #heartbeat = new PeriodicTimer(HEARTBEAT_MS, () => this.#renew(), (error) => this.#services.log.error({ err: error }, 'CDP connection heartbeat failed'));
-  #closed = false;
+  // Reports its own errors; a tick never overlaps the one before it.
+  readonly #heartbeat = new PeriodicTimer(HEARTBEAT_MS, () => this.#renew(), (error) => this.services.log.error({ err: error }, 'CDP connection heartbeat failed'));
 
   constructor(services: Services) {
-    this.#services = services;
+    super(services, 'CDP', { maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false }, CHECK_MS);
   }
 
   /**
    * Closes what this host's previous process left open (its sockets died with it, unless
    * it stopped gracefully and left them waiting for their clients), then watches.
    */
-  async start(): Promise<void> {
-    const closed = await closeAbandonedCdpConnections(this.#services.db, this.#services.hostId);
-    if (closed > 0) this.#services.log.info({ closed }, 'closed CDP connections of the previous run');
-    this.#check.start();
+  override async start(): Promise<void> {
+    const closed = await closeAbandonedCdpConnections(this.services.db, this.services.hostId);
+    if (closed > 0) this.services.log.info({ closed }, 'closed CDP connections of the previous run');
+    super.start();
     this.#heartbeat.start();
   }
 
-  get socketCount(): number {
-    return this.#connections.size + this.#relays.size;
-  }
-
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const match = CDP_PATH.exec(req.url ?? '');
-    if (match === null) return false;
-    void this.#accept(req, socket, head, match[1]!, secretOf(match[2]));
-    return true;
-  }
-
   /**
-   * Stops the gateway. Its connections do not end: each is closed with 1012, its session
-   * stays open and keeps the device's slot, and its client connects again with the same
-   * cdp_url, to whichever instance answers next.
+   * Its connections do not end: each is closed with 1012, its session stays open and keeps
+   * the device's slot, and its client connects again with the same cdp_url, to whichever
+   * instance answers next.
    */
-  async close(): Promise<void> {
-    this.#closed = true;
-    await Promise.all([this.#check.stop(), this.#heartbeat.stop()]);
-    for (const connection of this.#connections.values()) this.#pause(connection, 'service_restart');
-    this.#relays.closeAll(RECONNECT_CLOSES.service_restart);
-    this.#wss.close();
+  override async close(): Promise<void> {
+    this.closed = true;
+    await this.#heartbeat.stop();
+    await super.close();
     await Promise.all(this.#releases);
   }
 
-  /**
-   * The device's browser leaves this instance (handed over to another): its connection
-   * here is closed with 1012 and kept open in the database, for its client to reconnect
-   * to wherever the device runs next.
-   */
-  closeForDevice(deviceId: string, reason: ReconnectReason): void {
-    for (const connection of this.#connections.values()) if (connection.row.deviceId === deviceId) this.#pause(connection, reason);
+  protected get servedCount(): number {
+    return this.#connections.size;
   }
 
-  async #accept(req: IncomingMessage, socket: Duplex, head: Buffer, publicId: string, secret: string | null): Promise<void> {
-    const requestId = newPublicId('request');
-    let row: CdpSessionRow | null = null;
-    let channel: CdpChannel | null = null;
+  protected async admit(req: IncomingMessage, { session: seen, secret }: CallerOf['cdp_secret'], publicId: string): Promise<Admission> {
+    const handle = this.services.browserPool.get(seen.deviceId);
+    if (handle === undefined) throw new ApiError('device_not_ready');
+    const main = this.#connections.get(seen.id);
+    if (main !== undefined && (await handle.isExtensionWorkerHandshake(clientHandshakeKey(req)))) return this.#admitExtensionWorker(main, handle);
+    await this.#previousConnectionGone(seen.id);
+    const claimed = await claimCdpConnection(this.services.db, this.services.hostId, publicId, secret);
     let socketForChannel: WebSocket | null = null;
     const early: string[] = [];
-    try {
-      if (this.#closed) throw new ApiError('device_not_ready');
-      const seen = await this.#services.authThrottle.check(req, () => openCdpSessionBySecret(this.#services.db, publicId, secret));
-      const handle = this.#services.browserPool.get(seen.deviceId);
-      if (handle === undefined && req.headers[RELAYED_HEADER] === undefined) {
-        const relay = await this.#openRelay(seen, req);
-        if (relay !== null) {
-          this.#upgrade(req, socket, head, (client) => this.#relays.add(client, relay), () => relay.upstream.close());
-          return;
-        }
-      }
-      if (handle === undefined) throw new ApiError('device_not_ready');
-      const main = this.#connections.get(seen.id);
-      if (main !== undefined && (await handle.isExtensionWorkerHandshake(clientHandshakeKey(req)))) {
-        return await this.#acceptExtensionWorker(req, socket, head, main, handle);
-      }
-      await this.#previousConnectionGone(seen.id);
-      row = await claimCdpConnection(this.#services.db, this.#services.hostId, publicId, secret);
-      const claimed = row;
-      channel = await handle
-        .openCdpChannel(
-          (message) => (socketForChannel === null ? early.push(message) : this.#deliver(claimed.id, message)),
-          (reason) => {
-            const connection = this.#connections.get(claimed.id);
-            if (connection === undefined) return;
-            if (reason === 'client_closed_browser') this.#pause(connection, 'client_closed');
-            else this.#end(connection, 'device_gone');
-          },
-        )
-        .catch(() => Promise.reject(new ApiError('device_not_ready')));
-    } catch (error) {
-      if (row !== null) this.#track(releaseCdpConnection(this.#services.db, row.id, 'device_gone'));
-      if (error instanceof RelayRefused) writeRefusal(socket, error.status, error.body, requestId, error.headers);
-      else refuseHandshake(socket, requestId, error, this.#services, 'CDP handshake failed');
-      return;
-    }
-    // Both set once the try above finished (TypeScript does not follow it through the callbacks).
-    const claimed = row as CdpSessionRow;
-    const opened = channel as CdpChannel;
+    const channel = await handle
+      .openCdpChannel(
+        (message) => (socketForChannel === null ? early.push(message) : this.#deliver(claimed.id, message)),
+        (reason) => {
+          const connection = this.#connections.get(claimed.id);
+          if (connection === undefined) return;
+          if (reason === 'client_closed_browser') this.#pause(connection, 'client_closed');
+          else this.#end(connection, 'device_gone');
+        },
+      )
+      .catch(() => {
+        this.#track(releaseCdpConnection(this.services.db, claimed.id, 'device_gone'));
+        return Promise.reject(new ApiError('device_not_ready'));
+      });
     // A relaying instance that stops closes its side with 1012, which must not end the session.
     const relayed = req.headers[RELAYED_HEADER] !== undefined;
-    this.#upgrade(
-      req,
-      socket,
-      head,
-      (ws) => {
+    return {
+      open: (ws) => {
         socketForChannel = ws;
-        this.#open(ws, claimed, opened, relayed);
+        this.#open(ws, claimed, channel, relayed);
         for (const message of early) this.#deliver(claimed.id, message);
       },
-      () => {
-        void opened.close();
-        this.#track(awaitCdpReconnect(this.#services.db, claimed, this.#services.hostId, 'client_closed'));
+      refused: () => {
+        void channel.close();
+        this.#track(awaitCdpReconnect(this.services.db, claimed, this.services.hostId, 'client_closed'));
       },
-    );
+    };
+  }
+
+  protected reconnect(deviceId: string | null, reason: ReconnectReason): void {
+    for (const connection of this.#connections.values()) if (deviceId === null || connection.row.deviceId === deviceId) this.#pause(connection, reason);
   }
 
   /**
@@ -253,7 +198,7 @@ export class CdpGateway {
    * handshake (its key, seen by the service on the worker). It goes through the same rules,
    * without loading or unloading the extension, and ends with the main connection.
    */
-  async #acceptExtensionWorker(req: IncomingMessage, socket: Duplex, head: Buffer, main: Connection, handle: BrowserHandle): Promise<void> {
+  async #admitExtensionWorker(main: Connection, handle: BrowserHandle): Promise<Admission> {
     let ws: WebSocket | null = null;
     const early: string[] = [];
     const send = (message: string) => {
@@ -264,11 +209,8 @@ export class CdpGateway {
     };
     const channel = await handle.openCdpChannel(send, () => ws !== null && closeSocket(ws, CLOSE_REASONS.client_closed), 'extension_worker');
     const worker = { socket: null as unknown as WebSocket, channel };
-    this.#upgrade(
-      req,
-      socket,
-      head,
-      (opened) => {
+    return {
+      open: (opened) => {
         ws = opened;
         worker.socket = opened;
         if (main.ended) {
@@ -285,8 +227,8 @@ export class CdpGateway {
           void channel.close();
         });
       },
-      () => void channel.close(),
-    );
+      refused: () => void channel.close(),
+    };
   }
 
   /**
@@ -304,36 +246,16 @@ export class CdpGateway {
     await this.#pausing.get(cdpSessionId);
   }
 
-  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (ws: WebSocket) => void, onRefused: () => void): void {
-    let opened = false;
-    if (socket.destroyed) return onRefused();
-    socket.once('close', () => {
-      if (!opened) onRefused();
-    });
-    this.#wss.handleUpgrade(req, socket, head, (ws) => {
-      opened = true;
-      onOpen(ws);
-    });
-  }
-
-  /** The socket on the instance running the device's browser, or null when that is here or nowhere. */
-  async #openRelay(row: CdpSessionRow, req: IncomingMessage): Promise<Relay | null> {
-    const pathAndQuery = req.url ?? '';
-    // Only the path this gateway serves is passed on, whatever else the request line held.
-    const query = pathAndQuery.includes('?') ? pathAndQuery.slice(pathAndQuery.indexOf('?')) : '';
-    return relayToDeviceHost(this.#services, row.deviceId, `${cdpSocketPath(row.id)}${query}`, [], 'a CDP connection', clientHandshakeKey(req));
-  }
-
   #open(socket: WebSocket, row: CdpSessionRow, channel: CdpChannel, relayed: boolean): void {
     // Never rejects: a recording that cannot start is logged and marked failed by the recorder.
-    const recording = this.#services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
+    const recording = this.services.recorder.start({ kind: 'cdp_session', id: row.id, orgId: row.orgId }, row.deviceId, this.#clientPages);
     let markDetached!: () => void;
     const detached = new Promise<void>((resolve) => {
       markDetached = resolve;
     });
     const connection: Connection = { row, socket, channel, stopWatchingKey: () => undefined, recording, ended: false, detached, markDetached, workers: new Set() };
     this.#connections.set(row.id, connection);
-    connection.stopWatchingKey = this.#services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
+    connection.stopWatchingKey = this.services.keyRevocations.watch(row.keyId, () => this.#end(connection, 'key_revoked'));
     socket.on('message', (data, isBinary) => {
       if (isBinary) return;
       channel.receive(data.toString());
@@ -353,7 +275,7 @@ export class CdpGateway {
   #end(connection: Connection, reason: CdpCloseReason): void {
     if (!this.#detach(connection)) return;
     closeSocket(connection.socket, CLOSE_REASONS[reason]);
-    this.#track(releaseCdpConnection(this.#services.db, connection.row.id, reason));
+    this.#track(releaseCdpConnection(this.services.db, connection.row.id, reason));
   }
 
   /**
@@ -365,7 +287,7 @@ export class CdpGateway {
   #pause(connection: Connection, reason: CdpDisconnectReason): void {
     if (!this.#detach(connection)) return;
     const { id } = connection.row;
-    const marked = awaitCdpReconnect(this.#services.db, connection.row, this.#services.hostId, reason);
+    const marked = awaitCdpReconnect(this.services.db, connection.row, this.services.hostId, reason);
     const settled: Promise<void> = marked
       .catch(() => undefined)
       .finally(() => {
@@ -400,34 +322,34 @@ export class CdpGateway {
 
   #track(release: Promise<void>): void {
     const tracked: Promise<void> = release
-      .catch((error: unknown) => this.#services.log.error({ err: error }, 'could not record the end of a CDP connection'))
+      .catch((error: unknown) => this.services.log.error({ err: error }, 'could not record the end of a CDP connection'))
       .finally(() => this.#releases.delete(tracked));
     this.#releases.add(tracked);
   }
 
-  async #checkAll(): Promise<void> {
+  protected async checkConnections(): Promise<void> {
     const ids = [...this.#connections.keys()];
     if (ids.length === 0) return;
     try {
-      const ended = await endedCdpConnections(this.#services.db, ids);
+      const ended = await endedCdpConnections(this.services.db, ids);
       for (const [id, reason] of ended) {
         const connection = this.#connections.get(id);
         if (connection !== undefined) this.#end(connection, reason);
       }
     } catch (error) {
-      if (!this.#services.databaseAvailability.absorb(error)) this.#services.log.warn({ err: error }, 'could not check CDP connections');
+      if (!this.services.databaseAvailability.absorb(error)) this.services.log.warn({ err: error }, 'could not check CDP connections');
     }
   }
 
   async #renew(): Promise<void> {
     try {
-      await heartbeatCdpConnections(this.#services.db, [...this.#connections.keys()]);
-      const closed = await closeAbandonedCdpConnections(this.#services.db, null);
-      if (closed > 0) this.#services.log.warn({ closed }, 'closed CDP connections whose instance stopped renewing them');
-      const unresumable = await endUnresumableCdpConnections(this.#services.db);
-      if (unresumable > 0) this.#services.log.info({ closed: unresumable }, 'closed CDP connections that waited for their client in vain');
+      await heartbeatCdpConnections(this.services.db, [...this.#connections.keys()]);
+      const closed = await closeAbandonedCdpConnections(this.services.db, null);
+      if (closed > 0) this.services.log.warn({ closed }, 'closed CDP connections whose instance stopped renewing them');
+      const unresumable = await endUnresumableCdpConnections(this.services.db);
+      if (unresumable > 0) this.services.log.info({ closed: unresumable }, 'closed CDP connections that waited for their client in vain');
     } catch (error) {
-      if (!this.#services.databaseAvailability.absorb(error)) this.#services.log.warn({ err: error }, 'could not renew CDP connections');
+      if (!this.services.databaseAvailability.absorb(error)) this.services.log.warn({ err: error }, 'could not renew CDP connections');
     }
   }
 }

@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import type { LiveFrame } from '../browser';
 
-// The session WebSocket protocol (subprotocol `svc.operator.v1`), JSON text messages.
+// The session WebSocket protocol (subprotocol `svc.operator.v1`, domain/sessions/session-token.ts), JSON text messages.
 // Server → client: `ready` once, then `frame`s; `error` when an input is refused.
 // Client → server: `input`. docs/api.md ("Sessions") is the reference.
-
-export const SUBPROTOCOL = 'svc.operator.v1';
-export const TOKEN_SUBPROTOCOL_PREFIX = 'svc.token.';
 
 const coordinate = z.number().finite().min(0).max(100_000);
 const delta = z.number().finite().min(-100_000).max(100_000);

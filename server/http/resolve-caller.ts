@@ -16,6 +16,9 @@ import type { Scope } from '../domain/keys/scopes';
 import { authenticateAccessToken } from '../domain/mcp-oauth/access-token';
 import { isAccessToken } from '../domain/mcp-oauth/oauth-secrets';
 import { mcpResourceUrl } from '../domain/mcp-oauth/oauth-urls';
+import { openLiveViewSession } from '../domain/sessions/live-view-session';
+import type { SessionRow } from '../domain/sessions/session-resource';
+import { offeredSessionToken } from '../domain/sessions/session-token';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { hashSecret, secretMatches } from '../domain/secret-hash';
 import type { AuthFailureThrottle } from './auth-failure-throttle';
@@ -44,8 +47,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Who is calling, whatever credential they presented: one tagged union over the kinds of
  * caller of the HTTP entrances. A key's rights (`principal`) are what domain operations
- * take; the other kinds name what their credential opens. (The live-view session token
- * and the CDP secret at the WebSocket upgrade are resolved by the gateways for now.)
+ * take; the other kinds name what their credential opens.
  */
 export type Caller =
   | { kind: 'anyone' }
@@ -55,6 +57,7 @@ export type Caller =
   | { kind: 'answer_link'; escalation: EscalationRow }
   | { kind: 'escalation_bearer'; escalation: EscalationRow }
   | { kind: 'cdp_secret'; session: CdpSessionRow; secret: string }
+  | { kind: 'session_token'; session: SessionRow }
   | { kind: 'metrics_token' };
 
 /**
@@ -62,7 +65,9 @@ export type Caller =
  * `scopes` (null: any key), and the organization's product entitlement when `write`;
  * `mcp_bearer`: an API key or an MCP OAuth access token; `operator`: the console's sign-in
  * cookie, behind the console's CSRF defence of calls (`console_api`: CONSOLE_HEADER) or
- * of page loads of bytes (`console_page`: fetch metadata).
+ * of page loads of bytes (`console_page`: fetch metadata); `cdp_secret`: a CDP session's
+ * `token` query parameter; `session_token`: a live-view session's token, offered as a
+ * WebSocket subprotocol.
  */
 export type CallerRule =
   | { kind: 'anyone' }
@@ -72,6 +77,7 @@ export type CallerRule =
   | { kind: 'answer_link' }
   | { kind: 'escalation_bearer' }
   | { kind: 'cdp_secret' }
+  | { kind: 'session_token' }
   | { kind: 'metrics_token' };
 
 type KeyCaller = Extract<Caller, { kind: 'api_key' | 'mcp_access_token' }>;
@@ -134,12 +140,9 @@ async function resolve(sources: CallerSources, req: IncomingMessage, res: Server
     }
     case 'escalation_bearer':
       return { kind: 'escalation_bearer', escalation: await throttled(() => authenticateEscalationBearer(sources.db, subject, bearerOf(req))) };
-    case 'cdp_secret': {
-      const secret = new URL(req.url ?? '', 'http://localhost').searchParams.get('token');
-      const session = await throttled(() => openCdpSessionBySecret(sources.db, subject, secret));
-      // Only a secret that matched gets here.
-      return { kind: 'cdp_secret', session, secret: secret! };
-    }
+    case 'cdp_secret':
+    case 'session_token':
+      return resolveUpgradeCaller(sources, req, rule, subject);
     case 'metrics_token': {
       const token = sources.config.metricsToken;
       await throttled(async () => {
@@ -152,6 +155,22 @@ async function resolve(sources: CallerSources, req: IncomingMessage, res: Server
       return { kind: 'metrics_token' };
     }
   }
+}
+
+/** The callers of the WebSocket upgrades (assembly/entry-points.ts), which have no response to write headers to. */
+export type UpgradeCallerRule = Extract<CallerRule, { kind: 'cdp_secret' | 'session_token' }>;
+
+/** resolveCaller for a handshake: the session a CDP secret or a live-view token opens, `subject` naming it. */
+export async function resolveUpgradeCaller<K extends UpgradeCallerRule['kind']>(sources: Pick<CallerSources, 'db' | 'authThrottle'>, req: IncomingMessage, rule: { kind: K }, subject: string): Promise<CallerOf[K]> {
+  return (await sources.authThrottle.check(req, async (): Promise<Caller> => {
+    if (rule.kind === 'session_token') {
+      const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
+      return { kind: 'session_token', session: await openLiveViewSession(sources.db, subject, offeredSessionToken(offered)) };
+    }
+    const secret = new URL(req.url ?? '', 'http://localhost').searchParams.get('token');
+    // Only a secret that matched gets past openCdpSessionBySecret.
+    return { kind: 'cdp_secret', session: await openCdpSessionBySecret(sources.db, subject, secret), secret: secret! };
+  })) as CallerOf[K];
 }
 
 /**

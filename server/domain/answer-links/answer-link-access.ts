@@ -8,14 +8,13 @@ import { matchesAnswerAccessToken, matchesAnswerLinkSecret, mintAnswerAccessToke
 import type { EscalationRow } from '../escalations/escalation-resource';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Principal } from '../keys/principal';
+import { answerLinkMinter } from '../sessions/session-control';
 
 // The doors of an escalation's answer_url page (docs/api.md, "Answer links"). The link's
 // secret opens it once: opening trades it for an access token the page keeps for its
 // visit, and marks every link of the escalation used, so a second visit (the link
 // forwarded, or opened again elsewhere) is refused. Everything then needs the access
 // token and a pending escalation: answered, expired or canceled, the page is told so.
-
-const ANSWER_LINK_MINTER_PREFIX = 'answer_url:';
 
 const CLOSED_MESSAGES = {
   resolved: 'This escalation was already answered.',
@@ -71,7 +70,7 @@ export async function authenticateAnswerAccess(db: Db, escalationPublicId: strin
  */
 export function answerLinkPrincipal(row: EscalationRow): Principal {
   return {
-    keyId: `${ANSWER_LINK_MINTER_PREFIX}${row.id}`,
+    keyId: answerLinkMinter(row.id),
     orgId: row.orgId,
     scopes: new Set(['operator:sessions:write', 'operator:sessions:control']),
     spaceIds: [row.spaceId],
@@ -80,18 +79,6 @@ export function answerLinkPrincipal(row: EscalationRow): Principal {
   };
 }
 
-/**
- * For the gateway: whether a session an answer link minted may still send input (its
- * escalation is still pending); null when `minter` is not an answer link's.
- */
-export async function answerLinkMayControl(db: Db, minter: string): Promise<boolean | null> {
-  if (!minter.startsWith(ANSWER_LINK_MINTER_PREFIX)) return null;
-  const id = minter.slice(ANSWER_LINK_MINTER_PREFIX.length);
-  if (!/^[0-9a-f-]{36}$/.test(id)) return false;
-  const [row] = await db.select({ status: escalations.status }).from(escalations).where(eq(escalations.id, id));
-  return row?.status === 'pending';
-}
-
 export function isAnswerLinkMinter(minter: string, row: EscalationRow): boolean {
-  return minter === `${ANSWER_LINK_MINTER_PREFIX}${row.id}`;
+  return minter === answerLinkMinter(row.id);
 }

@@ -12,7 +12,8 @@ import { release, revokeSession, takeOver, type ReleaseResult, type SessionOpera
 import { TaskSchema, toTaskResource } from '../tasks/task-resource';
 import type { StepScreenshotUrls } from '../tasks/task-steps';
 import type { Operator } from './operator-accounts';
-import { isOperatorMinter, operatorPrincipal } from './operator-principal';
+import { isOperatorMinter } from '../sessions/session-control';
+import { operatorPrincipal } from './operator-principal';
 
 // What an operator does with a device from the console: watch it, take it over, release
 // it. Every move is the /v1 operation itself (mintSession, takeOver, release) with the

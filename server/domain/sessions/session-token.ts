@@ -15,3 +15,16 @@ export function mintSessionToken(): { token: string; hash: string } {
 export function isSessionTokenShaped(token: string): boolean {
   return TOKEN_PATTERN.test(token);
 }
+
+/** The live-view WebSocket protocol, offered as a subprotocol beside the token. */
+export const LIVE_VIEW_SUBPROTOCOL = 'svc.operator.v1';
+const TOKEN_SUBPROTOCOL_PREFIX = 'svc.token.';
+
+/**
+ * The session token a WebSocket handshake offers as the subprotocol `svc.token.<token>`
+ * beside `svc.operator.v1` (never read from the URL), or null when it offers none.
+ */
+export function offeredSessionToken(offered: readonly string[]): string | null {
+  if (!offered.includes(LIVE_VIEW_SUBPROTOCOL)) return null;
+  return offered.find((value) => value.startsWith(TOKEN_SUBPROTOCOL_PREFIX))?.slice(TOKEN_SUBPROTOCOL_PREFIX.length) ?? null;
+}
