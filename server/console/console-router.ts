@@ -1,11 +1,7 @@
 import { router } from '../trpc/init';
 import { answerAnswerLinkProcedure } from './answer-links/answer-answer-link';
-import { endAnswerLinkSessionProcedure } from './answer-links/end-answer-link-session';
 import { getAnswerLinkProcedure } from './answer-links/get-answer-link';
 import { openAnswerLinkProcedure } from './answer-links/open-answer-link';
-import { releaseAnswerLinkDeviceProcedure } from './answer-links/release-answer-link-device';
-import { takeOverAnswerLinkDeviceProcedure } from './answer-links/take-over-answer-link-device';
-import { watchAnswerLinkDeviceProcedure } from './answer-links/watch-answer-link-device';
 import { getDeviceProcedure } from './devices/get-device';
 import { getEscalationProcedure } from './escalations/get-escalation';
 import { releaseTakeoverProcedure } from './sessions/release-takeover';
@@ -63,18 +59,16 @@ export const consoleAppRouter = router({
   answerEscalation: answerEscalationProcedure,
   escalation: getEscalationProcedure,
   device: getDeviceProcedure,
+  // A device's live view, from the console's pages (the operator) and the answer_url page
+  // (naming its escalation: the link's access token).
   watchDevice: watchDeviceProcedure,
   takeOverDevice: takeOverDeviceProcedure,
   releaseTakeover: releaseTakeoverProcedure,
   endSession: endSessionProcedure,
-  // The answer_url page's calls: no sign-in; the link's secret, then its access token.
+  // The answer_url page's own calls: no sign-in; the link's secret, then its access token.
   openAnswerLink: openAnswerLinkProcedure,
   answerLink: getAnswerLinkProcedure,
-  answerLinkWatch: watchAnswerLinkDeviceProcedure,
-  answerLinkTakeOver: takeOverAnswerLinkDeviceProcedure,
-  answerLinkRelease: releaseAnswerLinkDeviceProcedure,
   answerLinkAnswer: answerAnswerLinkProcedure,
-  answerLinkEndSession: endAnswerLinkSessionProcedure,
   organizationDevices: listOrganizationDevicesProcedure,
   // /v1's own operations, called by the operator on the organization the call names (x-svc-org).
   sleepDevice: sleepDeviceProcedure,

@@ -56,14 +56,7 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
     }
   };
   return {
-    createDevice: (body) => call((caller) => caller.createDevice(body)),
-    listDevices: (query) => call((caller) => caller.listDevices({ limit: 20, ...query })),
-    getDevice: (id) => call((caller) => caller.getDevice({ id })),
-    sleepDevice: (id) => call((caller) => caller.sleepDevice({ id })),
-    wakeDevice: (id) => call((caller) => caller.wakeDevice({ id })),
-    deleteDevice: (id) => call((caller) => caller.deleteDevice({ id })),
-    getTask: (id) => call((caller) => caller.getTask({ id })),
-    cancelTask: (id) => call((caller) => caller.cancelTask({ id })),
+    operation: (name, input) => call((caller) => (caller[name] as (input: unknown) => Promise<unknown>)(input)),
     async stepScreenshot(taskId, seq) {
       // A raw route (its body is bytes): its caller is resolved by the route's own declared rule.
       const { principal } = await resolveCaller(services, req, new ServerResponse(req), getStepScreenshot.caller, { authenticated: mcp.principal });
@@ -72,7 +65,6 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
       if (body === null) throw new ApiError('screenshot_not_found');
       return buffer(body);
     },
-    listEscalations: (query) => call((caller) => caller.listEscalations({ limit: 20, ...query })),
     resolveEscalation(id, token, body) {
       // The resolve callback authenticates the escalation's bearer, not the API key.
       const asCallback = Object.create(req, { headers: { value: { ...req.headers, authorization: `Bearer ${token}` } } }) as IncomingMessage;

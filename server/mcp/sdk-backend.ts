@@ -1,5 +1,5 @@
 import { OperatorClient, OperatorError } from '@browser-device-operator/sdk';
-import type { OperatorBackend } from './tools';
+import type { OperationTool, OperatorBackend } from './tools';
 
 /**
  * The tools of the stdio MCP server: a client of the REST API through the SDK, so the key's
@@ -7,17 +7,25 @@ import type { OperatorBackend } from './tools';
  */
 export function sdkBackend(client: OperatorClient): OperatorBackend {
   const firstPage = <T>(pages: PromiseLike<T>): Promise<T> => Promise.resolve(pages);
-  return {
-    createDevice: (body) => client.devices.create(body),
-    listDevices: (query) => firstPage(client.devices.list(query)),
+  /** Each operation tool as its SDK call, with the path's id and the rest of its input. */
+  const operations: Record<OperationTool, (id: string, input: Record<string, never>) => Promise<unknown>> = {
+    createDevice: (_id, body) => client.devices.create(body),
+    listDevices: (_id, query) => firstPage(client.devices.list(query)),
     getDevice: (id) => client.devices.get(id),
     sleepDevice: (id) => client.devices.sleep(id),
     wakeDevice: (id) => client.devices.wake(id),
     deleteDevice: (id) => client.devices.delete(id),
     getTask: (id) => client.tasks.get(id),
     cancelTask: (id) => client.tasks.cancel(id),
+    listEscalations: (_id, query) => firstPage(client.escalations.list(query)),
+  };
+  return {
+    operation: (name, input) => {
+      // The arguments were checked against the operation's own input schema (tools.ts).
+      const { id, ...rest } = input as { id: string } & Record<string, never>;
+      return operations[name](id, rest);
+    },
     stepScreenshot: (taskId, seq) => client.tasks.stepScreenshot(taskId, seq),
-    listEscalations: (query) => firstPage(client.escalations.list(query)),
     resolveEscalation: (id, token, body) => client.escalations.resolve(id, token, body),
     async runTask(deviceId, body, onStep, signal) {
       const { id: taskId } = await client.tasks.submit(deviceId, body);

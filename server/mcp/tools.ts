@@ -1,47 +1,62 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { CreateDeviceBodySchema, type CreateDeviceBody } from '../domain/devices/create-device';
-import { ListDevicesQuerySchema, type ListDevicesQuery } from '../domain/devices/list-devices';
-import { ListEscalationsQuerySchema, type ListEscalationsQuery } from '../domain/escalations/list-escalations';
+import { appRouter } from '../api/router';
 import { ResolveEscalationBodySchema, type ResolveEscalationBody } from '../domain/escalations/resolve-escalation';
 import { SubmitTaskBodySchema, type SubmitTaskBody } from '../domain/tasks/task-input';
 import type { TaskStep } from '../domain/tasks/task-steps';
+import type { Meta } from '../trpc/init';
 
 // The MCP tools, one definition for both transports: over Streamable HTTP on the service
 // (each call goes through the same tRPC procedure as its REST route, http-backend.ts) and
-// over stdio (a client of the REST API through the SDK, stdio.ts). Arguments use the REST
-// field names and the same zod schemas as the routes.
+// over stdio (a client of the REST API through the SDK, stdio.ts). The tools that are one
+// /v1 operation are declared by it (api/router.ts); the others (run_task,
+// get_step_screenshot, answer_escalation) use the REST field names and the same schemas.
+
+/**
+ * The tools that are one /v1 operation each, by its name in api/router.ts: the tool is
+ * the operation's name in snake case, described by its summary, its arguments the
+ * operation's input with the path's `id` named for its resource (`device_id`, `task_id`).
+ */
+export const OPERATION_TOOLS = ['createDevice', 'listDevices', 'getDevice', 'sleepDevice', 'wakeDevice', 'deleteDevice', 'getTask', 'cancelTask', 'listEscalations'] as const;
+export type OperationTool = (typeof OPERATION_TOOLS)[number];
+
+const deviceId = { device_id: z.string().max(200).describe('The device id (dev_...)') };
+const taskId = { task_id: z.string().max(200).describe('The task id (task_...)') };
+/** The argument a path's `{id}` is, by the path's first segment. */
+const PATH_IDS: Record<string, typeof deviceId | typeof taskId> = { devices: deviceId, tasks: taskId };
 
 /** A list query as a tool argument: `limit` a plain integer (the REST query coerces text). */
 const pageArguments = { limit: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() };
 
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** An operation's declaration as a tool's: its summary, and its input as arguments (`pathId`: the one its path's `id` is). */
+function operationTool(operation: OperationTool): { description: string; shape: z.ZodRawShape; pathId: string | null } {
+  const { _def } = appRouter._def.procedures[operation] as unknown as { _def: { meta: Meta; inputs: z.ZodObject[] } };
+  const { id, ...shape } = _def.inputs[0]!.shape;
+  const openapi = _def.meta.openapi!;
+  if (id === undefined && 'limit' in shape) return { description: `${openapi.summary!} (next_cursor "" means no further page)`, shape: { ...shape, ...pageArguments }, pathId: null };
+  if (id === undefined) return { description: openapi.summary!, shape, pathId: null };
+  const pathArgument = PATH_IDS[openapi.path.split('/')[1]!];
+  if (pathArgument === undefined) throw new Error(`No tool argument is named for the id of ${openapi.path}`);
+  return { description: openapi.summary!, shape: { ...pathArgument, ...shape }, pathId: Object.keys(pathArgument)[0]! };
+}
+
 /** How long `run_task` follows a task before answering with it still running. */
 export const RUN_TASK_DEFAULT_WAIT_SECS = 300;
 
-export interface PageArguments {
-  limit?: number;
-  cursor?: string;
-}
-
 /** What the tools need of the service; each method is one REST route. */
 export interface OperatorBackend {
-  createDevice(body: CreateDeviceBody): Promise<unknown>;
-  listDevices(query: PageArguments & Omit<ListDevicesQuery, 'limit' | 'cursor'>): Promise<unknown>;
-  getDevice(id: string): Promise<unknown>;
-  sleepDevice(id: string): Promise<unknown>;
-  wakeDevice(id: string): Promise<unknown>;
-  deleteDevice(id: string): Promise<unknown>;
-  getTask(id: string): Promise<unknown>;
+  /** One of OPERATION_TOOLS, called with its /v1 input (the path's `id` included). */
+  operation(name: OperationTool, input: Record<string, unknown>): Promise<unknown>;
   /** GET /v1/tasks/{id}/steps/{seq}/screenshot: the JPEG's bytes. */
   stepScreenshot(taskId: string, seq: number): Promise<Uint8Array>;
-  cancelTask(id: string): Promise<unknown>;
   /**
    * Submits a task and hands over its steps as they happen until it is terminal (then
    * `terminal` is the task) or the signal aborts (`terminal` null).
    */
   runTask(deviceId: string, body: SubmitTaskBody, onStep: (step: TaskStep) => void, signal: AbortSignal): Promise<{ taskId: string; terminal: unknown }>;
-  listEscalations(query: PageArguments & Omit<ListEscalationsQuery, 'limit' | 'cursor'>): Promise<unknown>;
   resolveEscalation(id: string, token: string, body: ResolveEscalationBody): Promise<unknown>;
   /**
    * The CONTRACT.md error body of an error the service answered (with the request id of
@@ -65,9 +80,6 @@ function describeStep(step: TaskStep): string {
   return [`#${step.seq}`, step.type, step.action, step.title, step.note].filter((part) => part !== null && part !== '').join(' · ');
 }
 
-const deviceId = { device_id: z.string().max(200).describe('The device id (dev_...)') };
-const taskId = { task_id: z.string().max(200).describe('The task id (task_...)') };
-
 /** A new MCP server with the operator tools, calling `backend`. */
 export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1.0'): McpServer {
   const server = new McpServer({ name: 'browser-device-operator', version }, { capabilities: { tools: {} } });
@@ -83,28 +95,13 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
     }
   };
 
-  server.registerTool(
-    'create_device',
-    { description: 'Create a device (a real browser with its own profile); it is active on success.', inputSchema: CreateDeviceBodySchema.shape },
-    (input) => call(async () => ok(await backend.createDevice(input))),
-  );
-  server.registerTool(
-    'list_devices',
-    { description: 'List devices, newest first (next_cursor "" means no further page).', inputSchema: { ...ListDevicesQuerySchema.shape, ...pageArguments } },
-    (input) => call(async () => ok(await backend.listDevices(input))),
-  );
-  server.registerTool('get_device', { description: 'Get a device.', inputSchema: deviceId }, (input) => call(async () => ok(await backend.getDevice(input.device_id))));
-  server.registerTool(
-    'sleep_device',
-    { description: 'Put a device to sleep: its browser closes, its profile is kept.', inputSchema: deviceId },
-    (input) => call(async () => ok(await backend.sleepDevice(input.device_id))),
-  );
-  server.registerTool('wake_device', { description: 'Wake a sleeping device.', inputSchema: deviceId }, (input) => call(async () => ok(await backend.wakeDevice(input.device_id))));
-  server.registerTool(
-    'delete_device',
-    { description: 'Delete (terminate) a device; its profile is removed.', inputSchema: deviceId },
-    (input) => call(async () => ok(await backend.deleteDevice(input.device_id))),
-  );
+  for (const operation of OPERATION_TOOLS) {
+    const { description, shape, pathId } = operationTool(operation);
+    server.registerTool(snakeCase(operation), { description, inputSchema: shape }, (input: Record<string, unknown>) => {
+      const { [pathId ?? 'id']: id, ...rest } = input;
+      return call(async () => ok(await backend.operation(operation, pathId === null ? input : { ...rest, id })));
+    });
+  }
   server.registerTool(
     'run_task',
     {
@@ -137,10 +134,9 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
           deadline,
         );
         await Promise.all(notifications);
-        return ok(terminal ?? (await backend.getTask(taskId)));
+        return ok(terminal ?? (await backend.operation('getTask', { id: taskId })));
       }),
   );
-  server.registerTool('get_task', { description: 'Get a task: status, result, usage.', inputSchema: taskId }, (input) => call(async () => ok(await backend.getTask(input.task_id))));
   server.registerTool(
     'get_step_screenshot',
     {
@@ -152,16 +148,6 @@ export function createOperatorMcpServer(backend: OperatorBackend, version = '0.1
         const jpeg = await backend.stepScreenshot(input.task_id, input.seq);
         return { content: [{ type: 'image', data: Buffer.from(jpeg).toString('base64'), mimeType: 'image/jpeg' }] };
       }),
-  );
-  server.registerTool(
-    'cancel_task',
-    { description: 'Cancel a running or parked task.', inputSchema: taskId },
-    (input) => call(async () => ok(await backend.cancelTask(input.task_id))),
-  );
-  server.registerTool(
-    'list_escalations',
-    { description: 'List escalations (the agent asking a human), newest first; filter by status and task_id.', inputSchema: { ...ListEscalationsQuerySchema.shape, ...pageArguments } },
-    (input) => call(async () => ok(await backend.listEscalations(input))),
   );
   server.registerTool(
     'answer_escalation',

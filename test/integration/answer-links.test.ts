@@ -153,7 +153,7 @@ describe('answer_url', () => {
     expect(view.may_take_over).toBe(true);
 
     // Watching mints a watch session of the escalation's device, audited as the link's.
-    const watch = await page.answerLinkWatch.mutate({ escalation_id: parked.escalationId });
+    const watch = await page.watchDevice.mutate({ escalation_id: parked.escalationId, device_id: parked.device });
     expect(watch).toMatchObject({ mode: 'watch', device_id: parked.device });
     const [created] = await db.select().from(auditEvents).where(eq(auditEvents.resourceId, watch.id));
     expect(created).toMatchObject({ actor: 'system', action: 'operator.session.created' });
@@ -166,11 +166,11 @@ describe('answer_url', () => {
     expect(await operatorMayControl(db, 'operator:Nobody')).toBe(false);
     expect(await answerLinkMayControl(db, 'operator:Ada')).toBeNull();
     // A page that closes ends the sessions it minted; only the link's own.
-    const second = await page.answerLinkWatch.mutate({ escalation_id: parked.escalationId });
-    expect(await page.answerLinkEndSession.mutate({ escalation_id: parked.escalationId, session_id: second.id })).toEqual({ ended: true });
+    const second = await page.watchDevice.mutate({ escalation_id: parked.escalationId, device_id: parked.device });
+    expect(await page.endSession.mutate({ escalation_id: parked.escalationId, session_id: second.id })).toEqual({ ended: true });
 
     // Taking over holds the device; answering resumes the task and ends the hold and the link.
-    const held = await page.answerLinkTakeOver.mutate({ escalation_id: parked.escalationId });
+    const held = await page.takeOverDevice.mutate({ escalation_id: parked.escalationId, device_id: parked.device });
     expect(held.session.mode).toBe('control');
     expect((await api('GET', `/v1/tasks/${parked.task}`)).body.status).toBe('needs_human');
     const answered = await page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: 'Ada', cleared: true });
@@ -221,7 +221,10 @@ describe('answer_url', () => {
     expect((await firstPage.answerLink.query({ escalation_id: first.escalationId })).escalation.id).toBe(first.escalationId);
     // A session this link did not mint is not its to release.
     const apiSession = await api('POST', `/v1/devices/${first.device}/sessions`, { mode: 'control' });
-    expect(await failure(firstPage.answerLinkRelease.mutate({ escalation_id: first.escalationId, session_id: apiSession.body.id }))).toMatchObject({ status: 404, code: 'session_not_found' });
+    expect(await failure(firstPage.releaseTakeover.mutate({ escalation_id: first.escalationId, session_id: apiSession.body.id }))).toMatchObject({ status: 404, code: 'session_not_found' });
+    // Nor is another escalation's device its to watch or take over.
+    expect(await failure(firstPage.watchDevice.mutate({ escalation_id: first.escalationId, device_id: second.device }))).toMatchObject({ status: 404, code: 'device_not_found' });
+    expect(await failure(firstPage.takeOverDevice.mutate({ escalation_id: first.escalationId, device_id: second.device }))).toMatchObject({ status: 404, code: 'device_not_found' });
   });
 
   it('stops working once the escalation expires, and once a released takeover cancels it', async () => {
@@ -236,8 +239,8 @@ describe('answer_url', () => {
 
     const released = await park('Take it over?');
     const releasedPage = await open(released);
-    const held = await releasedPage.answerLinkTakeOver.mutate({ escalation_id: released.escalationId });
-    expect(await releasedPage.answerLinkRelease.mutate({ escalation_id: released.escalationId, session_id: held.session.id })).toMatchObject({ resumed: true });
+    const held = await releasedPage.takeOverDevice.mutate({ escalation_id: released.escalationId, device_id: released.device });
+    expect(await releasedPage.releaseTakeover.mutate({ escalation_id: released.escalationId, session_id: held.session.id })).toMatchObject({ resumed: true });
     expect(await failure(releasedPage.answerLink.query({ escalation_id: released.escalationId }))).toMatchObject({ status: 410, code: 'escalation_closed', message: 'This escalation was canceled: the task no longer waits for it.' });
   });
 });

@@ -137,6 +137,17 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const runTask = tools.find((tool) => tool.name === 'run_task')!;
     expect(Object.keys(runTask.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['device_id', 'prompt', 'allowed_domains', 'max_steps']));
     expect(runTask.inputSchema.required).toEqual(expect.arrayContaining(['device_id', 'prompt']));
+    // A tool that is one /v1 operation is its declaration: the summary, the input, the path's id named for its resource.
+    const document = await (await fetch(`${test.url}/v1/openapi.json`)).json();
+    const tool = (name: string) => tools.find((candidate) => candidate.name === name)!;
+    expect(tool('sleep_device').description).toBe(document.paths['/devices/{id}/sleep'].post.summary);
+    expect(tool('sleep_device').inputSchema).toMatchObject({ properties: { device_id: { type: 'string' } }, required: ['device_id'] });
+    expect(tool('cancel_task').description).toBe(document.paths['/tasks/{id}/cancel'].post.summary);
+    const createBody = document.paths['/devices'].post.requestBody.content['application/json'].schema;
+    const createSchema = createBody.$ref === undefined ? createBody : document.components.schemas[createBody.$ref.split('/').pop()];
+    expect(Object.keys(tool('create_device').inputSchema.properties ?? {}).sort()).toEqual(Object.keys(createSchema.properties).sort());
+    expect(tool('list_escalations').description).toBe(`${document.paths['/escalations'].get.summary} (next_cursor "" means no further page)`);
+    expect(tool('list_escalations').inputSchema.properties).toMatchObject({ limit: { type: 'integer' }, status: {}, task_id: {} });
   });
 
   it('runs a task, streaming its steps as progress notifications', async () => {

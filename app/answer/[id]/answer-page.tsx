@@ -109,10 +109,10 @@ export function AnswerPage() {
               {phase.view.device.status === 'active' && (
                 <DeviceLivePanel
                   label="Live view of the device"
-                  mintWatch={() => api.answerLinkWatch.mutate({ escalation_id: id })}
-                  takeOver={phase.view.may_take_over ? () => api.answerLinkTakeOver.mutate({ escalation_id: id }) : null}
-                  release={(sessionId) => api.answerLinkRelease.mutate({ escalation_id: id, session_id: sessionId })}
-                  end={(sessionId) => api.answerLinkEndSession.mutate({ escalation_id: id, session_id: sessionId })}
+                  mintWatch={() => api.watchDevice.mutate({ escalation_id: id, device_id: phase.view.device.id })}
+                  takeOver={phase.view.may_take_over ? () => api.takeOverDevice.mutate({ escalation_id: id, device_id: phase.view.device.id }) : null}
+                  release={(sessionId) => api.releaseTakeover.mutate({ escalation_id: id, session_id: sessionId })}
+                  end={(sessionId) => api.endSession.mutate({ escalation_id: id, session_id: sessionId })}
                   onChanged={load}
                 />
               )}

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { releaseAsOperator } from '../../domain/console/operator-live';
+import { releaseTakeover } from '../../domain/sessions/live-view-sessions';
 import { ReleaseResultSchema } from '../../domain/sessions/session-operations';
-import { operatorProcedure } from '../console-procedures';
+import { liveViewProcedure } from './live-view-procedure';
 
-/** Releases a console takeover; the task resumes (POST /v1/sessions/{id}/release's rules). */
-export const releaseTakeoverProcedure = operatorProcedure
+/** Releases a page's takeover; the task resumes (POST /v1/sessions/{id}/release's rules). */
+export const releaseTakeoverProcedure = liveViewProcedure
   .input(z.object({ session_id: z.string().max(200) }))
   .output(ReleaseResultSchema)
-  .mutation(({ ctx, input }) => releaseAsOperator(ctx.services, ctx.operator, ctx.requestId, input.session_id));
+  .mutation(({ ctx, input }) => releaseTakeover(ctx.services, ctx.liveViewCaller, ctx.requestId, input.session_id));

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { OperatorTakeoverSchema, takeOverAsOperator } from '../../domain/console/operator-live';
-import { operatorProcedure } from '../console-procedures';
+import { LiveTakeoverSchema, takeOverDevice } from '../../domain/sessions/live-view-sessions';
+import { liveViewProcedure } from './live-view-procedure';
 
-/** Takes a device over from the console: a control session and its takeover hold, under /v1's rules. */
-export const takeOverDeviceProcedure = operatorProcedure
+/** Takes a device over from a page: a control session and its takeover hold, under /v1's rules. */
+export const takeOverDeviceProcedure = liveViewProcedure
   .input(z.object({ device_id: z.string().max(200), reason: z.string().max(1000).optional() }))
-  .output(OperatorTakeoverSchema)
-  .mutation(({ ctx, input }) => takeOverAsOperator(ctx.services, ctx.operator, ctx.requestId, input.device_id, input.reason));
+  .output(LiveTakeoverSchema)
+  .mutation(({ ctx, input }) => takeOverDevice(ctx.services, ctx.liveViewCaller, ctx.requestId, input.device_id, input.reason));

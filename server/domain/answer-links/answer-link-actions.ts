@@ -7,15 +7,15 @@ import { EscalationDetailSchema, escalationDetail } from '../escalations/escalat
 import { noStepScreenshots } from '../tasks/task-steps';
 import type { EscalationRow } from '../escalations/escalation-resource';
 import { resolveEscalation, type ResolveEscalationBody, type ResolveEscalationResult } from '../escalations/resolve-escalation';
-import { parsePublicId, toPublicId } from '../ids';
-import { clampTtlSecs, mintSession } from '../sessions/mint-session';
-import type { MintedSession } from '../sessions/session-resource';
-import { release, revokeSession, takeOver, type ReleaseResult, type SessionOperationDeps } from '../sessions/session-operations';
+import { toPublicId } from '../ids';
+import type { LiveViewCaller } from '../sessions/live-view-sessions';
+import { clampTtlSecs } from '../sessions/mint-session';
+import { revokeSession, type SessionOperationDeps } from '../sessions/session-operations';
 import { answerLinkPrincipal, isAnswerLinkMinter } from './answer-link-access';
 
 // What the holder of an opened answer link does, each on a pending escalation the page's
 // access token opened (answer-link-access.ts): read it, watch the device, take it over
-// and release it (the /v1 session operations, with the link as the caller), and answer.
+// and release it (sessions/live-view-sessions.ts, with the link as the caller), and answer.
 
 const LINK_SESSION_TTL_SECS = 900;
 
@@ -57,50 +57,18 @@ function linkSessionTtl(row: EscalationRow): number {
   return clampTtlSecs(Math.min(LINK_SESSION_TTL_SECS, Math.floor((row.expiresAt.getTime() - Date.now()) / 1000)));
 }
 
-export async function watchAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string): Promise<MintedSession> {
-  return mintSession(deps.db, deps.config.http.publicUrl, {
-    principal: answerLinkPrincipal(row),
-    requestId,
-    devicePublicId: toPublicId('device', row.deviceId),
-    body: { mode: 'watch', ttl_secs: linkSessionTtl(row) },
-  });
-}
-
-export async function takeOverAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string): Promise<{ session: MintedSession; hold_expires_at: string; task_id: string }> {
-  if (!(await mayTakeOver(deps.db, row))) throw new ApiError('no_running_task', { message: 'The task no longer waits on this escalation.' });
-  const principal = answerLinkPrincipal(row);
-  const session = await mintSession(deps.db, deps.config.http.publicUrl, {
-    principal,
-    requestId,
-    devicePublicId: toPublicId('device', row.deviceId),
-    body: { mode: 'control', ttl_secs: linkSessionTtl(row) },
-  });
-  try {
-    const held = await takeOver(deps, principal, requestId, session.id, { reason: 'answer_url' });
-    return { session, hold_expires_at: held.hold_expires_at, task_id: held.task_id };
-  } catch (error) {
-    await revokeSession(deps, principal, requestId, session.id).catch(() => undefined);
-    throw error;
-  }
-}
-
-/** 404 session_not_found unless this link minted the session. */
-async function assertLinkSession(db: Db, row: EscalationRow, sessionPublicId: string): Promise<void> {
-  const id = parsePublicId('session', sessionPublicId);
-  const [session] = id === null ? [] : await db.select({ keyId: sessions.keyId }).from(sessions).where(eq(sessions.id, id));
-  if (session === undefined || !isAnswerLinkMinter(session.keyId, row)) throw new ApiError('session_not_found');
-}
-
-/** Releases a takeover this link holds (only a session this link minted: 404 session_not_found otherwise). */
-export async function releaseAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string, sessionPublicId: string): Promise<ReleaseResult> {
-  await assertLinkSession(deps.db, row, sessionPublicId);
-  return release(deps, answerLinkPrincipal(row), requestId, sessionPublicId);
-}
-
-/** Ends a session this link minted when its page closes (DELETE /v1/sessions/{id}'s rules). */
-export async function endSessionAsAnswerLink(deps: SessionOperationDeps, row: EscalationRow, requestId: string, sessionPublicId: string): Promise<void> {
-  await assertLinkSession(deps.db, row, sessionPublicId);
-  await revokeSession(deps, answerLinkPrincipal(row), requestId, sessionPublicId);
+/** The link as a live view's caller: its escalation's device, the sessions it minted, a takeover while the task waits on it. */
+export function answerLinkLiveViewCaller(row: EscalationRow): LiveViewCaller {
+  return {
+    principalOn: () => answerLinkPrincipal(row),
+    deviceId: row.deviceId,
+    minted: (minter) => isAnswerLinkMinter(minter, row),
+    ttlSecs: () => linkSessionTtl(row),
+    takeOverReason: () => 'answer_url',
+    assertMayTakeOver: async (db) => {
+      if (!(await mayTakeOver(db, row))) throw new ApiError('no_running_task', { message: 'The task no longer waits on this escalation.' });
+    },
+  };
 }
 
 /**
