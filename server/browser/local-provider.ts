@@ -145,7 +145,7 @@ export class LocalBrowserProvider implements BrowserProvider {
     let connection: KeeperConnection | null;
     try {
       await handProfileTo(profileDir, claim?.user ?? null);
-      await writeBrowserPreferences(profileDir, claim?.user ?? null, await stagehandCopyIds(this.stagehandCopiesRoot()));
+      await writeBrowserPreferences(profileDir, claim?.user ?? null, await stagehandCopyIds(this.stagehandCopiesRoot(profileDir)));
       const command = chromiumCommand({
         chromiumPath: setup.chromiumPath,
         user: claim?.user ?? null,
@@ -219,7 +219,7 @@ export class LocalBrowserProvider implements BrowserProvider {
       context: browser.defaultBrowserContext(),
       egress: this.options.egress,
       downloadsDir: path.join(profileDir, 'downloads'),
-      stagehand: this.stagehand(),
+      stagehand: this.stagehand(profileDir),
       release: async () => {
         this.running.delete(handle);
         // The keeper asks Chromium to close (cookies flushed), kills its group, and exits.
@@ -243,14 +243,19 @@ export class LocalBrowserProvider implements BrowserProvider {
     return handle;
   }
 
-  /** Where the copies of the Stagehand extension live (stagehand-extension.ts): read-only for browsers. */
-  private stagehandCopiesRoot(): string {
-    return path.join(this.options.dataDir, 'stagehand-extension');
+  /**
+   * Where the copies of the Stagehand extension live (stagehand-extension.ts), read-only for
+   * browsers: beside the profiles root, in the folder the browsers' uids may pass through
+   * (the data directory, or the system state directory when a folder above the data
+   * directory is closed to them, as under /root or a 0700 temporary folder).
+   */
+  private stagehandCopiesRoot(profileDir: string): string {
+    return path.join(path.dirname(path.dirname(profileDir)), 'stagehand-extension');
   }
 
-  private stagehand(): { source: string; copiesRoot: string } | null {
+  private stagehand(profileDir: string): { source: string; copiesRoot: string } | null {
     const source = stagehandExtensionDir();
-    return source === null ? null : { source, copiesRoot: this.stagehandCopiesRoot() };
+    return source === null ? null : { source, copiesRoot: this.stagehandCopiesRoot(profileDir) };
   }
 
   async destroyProfile(deviceId: string): Promise<void> {
