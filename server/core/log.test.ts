@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { formatApiKey, generateKeyId, generateSecret } from '../domain/keys/api-key-format';
 import { createLogger, maskSecrets } from './log';
-import { newOAuthSecret } from '../domain/mcp-oauth/oauth-secrets';
+import { mintSecret } from '../domain/secret-hash';
 
 describe('maskSecrets', () => {
   it('keeps the key id of an API key and hides its secret', () => {
@@ -28,7 +28,7 @@ describe('maskSecrets', () => {
   });
   it('hides the MCP authorization server\'s codes, tokens and client secrets whole, keeping their kind', () => {
     for (const prefix of ['mcpat_', 'mcprt_', 'mcpcode_', 'mcpcs_']) {
-      const secret = newOAuthSecret(prefix);
+      const { secret } = mintSecret(prefix);
       expect(maskSecrets(`got ${secret} end`)).toBe(`got ${prefix}**** end`);
     }
   });

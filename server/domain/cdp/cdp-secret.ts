@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { hashSecret } from '../secret-hash';
+import { mintSecret } from '../secret-hash';
 
 // The secret of a CDP URL: `cdptok_` plus 32 random bytes in base64url, shown once, in
 // `cdp_url`; only its SHA-256 is kept. It has to sit in the URL (DevTools clients such as
@@ -9,8 +8,7 @@ const PREFIX = 'cdptok_';
 const SECRET_PATTERN = /^cdptok_[A-Za-z0-9_-]{43}$/;
 
 export function mintCdpSecret(): { secret: string; hash: string } {
-  const secret = `${PREFIX}${randomBytes(32).toString('base64url')}`;
-  return { secret, hash: hashSecret(secret) };
+  return mintSecret(PREFIX);
 }
 
 export function isCdpSecretShaped(secret: string): boolean {

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { consoleSessions, operators } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { dbNowPlus } from '../db-clock';
-import { hashSecret as hashToken } from '../secret-hash';
+import { hashSecret as hashToken, mintSecret } from '../secret-hash';
 import { authenticateConsoleKey, type Operator } from './operator-accounts';
 
 /** A console sign-in lasts a working day; then the operator signs in again. */
@@ -17,10 +16,8 @@ export const CONSOLE_SESSION_MS = 12 * 60 * 60 * 1000;
 export async function signInOperator(db: Db, consoleKey: string): Promise<{ operator: Operator; token: string }> {
   const operator = await authenticateConsoleKey(db, consoleKey);
   if (operator === null) throw new ApiError('invalid_console_key');
-  const token = `constok_${randomBytes(32).toString('base64url')}`;
-  await db
-    .insert(consoleSessions)
-    .values({ operatorId: operator.id, tokenHash: hashToken(token), expiresAt: dbNowPlus(CONSOLE_SESSION_MS) });
+  const { secret: token, hash } = mintSecret('constok_');
+  await db.insert(consoleSessions).values({ operatorId: operator.id, tokenHash: hash, expiresAt: dbNowPlus(CONSOLE_SESSION_MS) });
   return { operator, token };
 }
 

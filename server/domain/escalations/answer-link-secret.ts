@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { hashSecret, secretMatches } from '../secret-hash';
+import { mintSecret, secretMatches } from '../secret-hash';
 
 // The secrets of an escalation's answer_url. Not the resolve bearer (esctok_): the bearer
 // is the destination's machine credential, good for as long as the escalation is pending
@@ -17,13 +16,12 @@ const LINK_PATTERN = /^anslnk_[A-Za-z0-9_-]{43}$/;
 const ACCESS_PATTERN = /^ansacc_[A-Za-z0-9_-]{43}$/;
 
 export function mintAnswerLinkSecret(): { secret: string; hash: string } {
-  const secret = `${LINK_PREFIX}${randomBytes(32).toString('base64url')}`;
-  return { secret, hash: hashSecret(secret) };
+  return mintSecret(LINK_PREFIX);
 }
 
 export function mintAnswerAccessToken(): { token: string; hash: string } {
-  const token = `${ACCESS_PREFIX}${randomBytes(32).toString('base64url')}`;
-  return { token, hash: hashSecret(token) };
+  const { secret, hash } = mintSecret(ACCESS_PREFIX);
+  return { token: secret, hash };
 }
 
 /** Whether `secret` is one of the link secrets whose hashes are stored, every hash compared in constant time. */

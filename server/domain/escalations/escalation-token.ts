@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { hashSecret, secretMatches } from '../secret-hash';
+import { mintSecret, secretMatches } from '../secret-hash';
 
 // The per-escalation bearer of the resolve callback: `esctok_` plus 32 random bytes in
 // base64url. Only its SHA-256 is stored; every delivery attempt mints a fresh one and
@@ -8,8 +7,8 @@ const PREFIX = 'esctok_';
 const TOKEN_PATTERN = /^esctok_[A-Za-z0-9_-]{43}$/;
 
 export function mintEscalationToken(): { token: string; hash: string } {
-  const token = `${PREFIX}${randomBytes(32).toString('base64url')}`;
-  return { token, hash: hashSecret(token) };
+  const { secret, hash } = mintSecret(PREFIX);
+  return { token: secret, hash };
 }
 
 /** Whether `token` is one of the bearers whose hashes are stored, compared in constant time. */

@@ -4,10 +4,10 @@ import { recordAudit } from '../audit/record-audit';
 import { toPublicId } from '../ids';
 import { actorOf, type Principal } from '../keys/principal';
 import { scopes as allScopes, type Scope } from '../keys/scopes';
-import { hashSecret } from '../secret-hash';
+import { mintSecret } from '../secret-hash';
 import type { AuthorizationRequest } from './authorization-request';
 import { AUTHORIZATION_CODE_TTL_MS } from './oauth-lifetimes';
-import { AUTHORIZATION_CODE_PREFIX, newOAuthSecret } from './oauth-secrets';
+import { AUTHORIZATION_CODE_PREFIX } from './oauth-secrets';
 
 /** The scopes a grant gets: those asked for that the key holds (all of the key's when none were named). */
 export function grantedScopes(request: AuthorizationRequest, principal: Principal): Scope[] {
@@ -22,7 +22,7 @@ export function grantedScopes(request: AuthorizationRequest, principal: Principa
 export async function approveGrant(db: Db, request: AuthorizationRequest, principal: Principal, requestId: string): Promise<{ code: string; scopes: Scope[] } | null> {
   const scopes = grantedScopes(request, principal);
   if (scopes.length === 0) return null;
-  const code = newOAuthSecret(AUTHORIZATION_CODE_PREFIX);
+  const { secret: code, hash: codeHash } = mintSecret(AUTHORIZATION_CODE_PREFIX);
   await db.transaction(async (tx) => {
     const [grant] = await tx
       .insert(mcpOauthGrants)
@@ -32,7 +32,7 @@ export async function approveGrant(db: Db, request: AuthorizationRequest, princi
         keyId: principal.keyId,
         scopes,
         resource: request.resource,
-        codeHash: hashSecret(code),
+        codeHash,
         codeChallenge: request.codeChallenge,
         redirectUri: request.redirectUri,
         codeExpiresAt: new Date(Date.now() + AUTHORIZATION_CODE_TTL_MS),

@@ -1,18 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-// The secrets of the MCP authorization server, each 256 random bits behind a prefix that
-// says what it is (and lets the logger mask it, server/core/log.ts). Only their SHA-256 is
-// stored (hashSecret).
+// The prefixes of the MCP authorization server's secrets, minted by mintSecret (256 random
+// bits; the logger masks them by prefix, server/core/log.ts). Only their SHA-256 is stored.
 
 export const ACCESS_TOKEN_PREFIX = 'mcpat_';
 export const REFRESH_TOKEN_PREFIX = 'mcprt_';
 export const AUTHORIZATION_CODE_PREFIX = 'mcpcode_';
 export const CLIENT_SECRET_PREFIX = 'mcpcs_';
 const CLIENT_ID_PREFIX = 'mcpc_';
-
-export function newOAuthSecret(prefix: string): string {
-  return `${prefix}${randomBytes(32).toString('base64url')}`;
-}
 
 /** A client_id is public: 128 random bits are enough to keep ids apart. */
 export function newClientId(): string {

@@ -2,10 +2,10 @@ import { and, count, eq, gt, lt, notExists, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db } from '../../../db/client';
 import { mcpOauthClients, mcpOauthGrants } from '../../../db/schema';
-import { hashSecret } from '../secret-hash';
+import { mintSecret } from '../secret-hash';
 import { OAuthError } from './oauth-error';
 import { REGISTRATIONS_PER_ADDRESS_PER_HOUR, UNAPPROVED_CLIENT_TTL_MS } from './oauth-lifetimes';
-import { CLIENT_SECRET_PREFIX, newClientId, newOAuthSecret } from './oauth-secrets';
+import { CLIENT_SECRET_PREFIX, newClientId } from './oauth-secrets';
 
 const AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
 
@@ -90,7 +90,7 @@ export async function registerClient(db: Db, metadata: unknown, address: string)
     );
 
   const clientId = newClientId();
-  const secret = input.token_endpoint_auth_method === 'none' ? null : newOAuthSecret(CLIENT_SECRET_PREFIX);
+  const secret = input.token_endpoint_auth_method === 'none' ? null : mintSecret(CLIENT_SECRET_PREFIX);
   const clientName = input.client_name ?? 'Unnamed MCP client';
   const [row] = await db
     .insert(mcpOauthClients)
@@ -98,14 +98,14 @@ export async function registerClient(db: Db, metadata: unknown, address: string)
       clientId,
       clientName,
       tokenEndpointAuthMethod: input.token_endpoint_auth_method,
-      secretHash: secret === null ? null : hashSecret(secret),
+      secretHash: secret?.hash ?? null,
       redirectUris: input.redirect_uris,
       registeredFrom: address,
     })
     .returning({ createdAt: mcpOauthClients.createdAt });
   return {
     client_id: clientId,
-    ...(secret === null ? {} : { client_secret: secret, client_secret_expires_at: 0 as const }),
+    ...(secret === null ? {} : { client_secret: secret.secret, client_secret_expires_at: 0 as const }),
     client_id_issued_at: Math.floor(row!.createdAt.getTime() / 1000),
     client_name: clientName,
     redirect_uris: input.redirect_uris,

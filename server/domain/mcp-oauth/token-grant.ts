@@ -3,11 +3,11 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Db, Tx } from '../../../db/client';
 import { apiKeys, mcpOauthGrants, mcpOauthTokens } from '../../../db/schema';
 import { systemActor } from '../keys/principal';
-import { hashSecret } from '../secret-hash';
+import { hashSecret, mintSecret } from '../secret-hash';
 import type { OAuthClient } from './oauth-client';
 import { OAuthError } from './oauth-error';
 import { ACCESS_TOKEN_TTL_SECS, REFRESH_TOKEN_TTL_MS } from './oauth-lifetimes';
-import { ACCESS_TOKEN_PREFIX, newOAuthSecret, pkceChallengeOf, REFRESH_TOKEN_PREFIX } from './oauth-secrets';
+import { ACCESS_TOKEN_PREFIX, pkceChallengeOf, REFRESH_TOKEN_PREFIX } from './oauth-secrets';
 import { revokeGrant, type GrantRevocationReason } from './revoke-grant';
 
 /** RFC 6749 §5.1's answer. */
@@ -95,14 +95,14 @@ async function requireLiveKey(tx: Tx, keyId: string): Promise<void> {
 }
 
 async function issueTokens(tx: Tx, grantId: string, scopes: string[]): Promise<TokenResponse> {
-  const accessToken = newOAuthSecret(ACCESS_TOKEN_PREFIX);
-  const refreshToken = newOAuthSecret(REFRESH_TOKEN_PREFIX);
+  const access = mintSecret(ACCESS_TOKEN_PREFIX);
+  const refresh = mintSecret(REFRESH_TOKEN_PREFIX);
   const now = Date.now();
   await tx.insert(mcpOauthTokens).values([
-    { tokenHash: hashSecret(accessToken), grantId, kind: 'access', expiresAt: new Date(now + ACCESS_TOKEN_TTL_SECS * 1000) },
-    { tokenHash: hashSecret(refreshToken), grantId, kind: 'refresh', expiresAt: new Date(now + REFRESH_TOKEN_TTL_MS) },
+    { tokenHash: access.hash, grantId, kind: 'access', expiresAt: new Date(now + ACCESS_TOKEN_TTL_SECS * 1000) },
+    { tokenHash: refresh.hash, grantId, kind: 'refresh', expiresAt: new Date(now + REFRESH_TOKEN_TTL_MS) },
   ]);
-  return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECS, refresh_token: refreshToken, scope: scopes.join(' ') };
+  return { access_token: access.secret, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECS, refresh_token: refresh.secret, scope: scopes.join(' ') };
 }
 
 function sameText(a: string, b: string): boolean {
