@@ -4,6 +4,7 @@ import { ApiError, serviceUnavailable } from '../core/errors';
 import type { Logger } from '../core/log';
 import { maskApiKey, parseApiKey } from '../domain/keys/api-key-format';
 import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
+import { SOCKET_PATHS } from '../domain/socket-paths';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import type { EventStreams } from '../http/event-stream';
 import type { DeviceSocketGateway } from '../gateway/device-socket-gateway';
@@ -171,7 +172,7 @@ export interface UpgradeRouterOptions {
  * upgrade is the console's, or 404.
  */
 export function createUpgradeRouter(options: UpgradeRouterOptions): Upgrade {
-  const list = [upgradeEntrance('/v1/sessions/{id}/ws', 'session_token', options.liveView), upgradeEntrance('/v1/cdp_sessions/{id}/devtools', 'cdp_secret', options.cdp)];
+  const list = [upgradeEntrance(SOCKET_PATHS.liveView, 'session_token', options.liveView), upgradeEntrance(SOCKET_PATHS.cdp, 'cdp_secret', options.cdp)];
   return (req, socket, head) => {
     const url = req.url ?? '';
     for (const entrance of list) {

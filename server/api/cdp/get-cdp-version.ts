@@ -1,4 +1,5 @@
 import { cdpUrl } from '../../domain/cdp/cdp-session-resource';
+import { SOCKET_PATHS } from '../../domain/socket-paths';
 import { rawEntryPoint } from '../entry-point';
 
 /**
@@ -13,7 +14,8 @@ import { rawEntryPoint } from '../entry-point';
  */
 export const getCdpVersion = rawEntryPoint({
   method: 'GET',
-  path: '/cdp_sessions/{id}/devtools/json/version',
+  // The CDP socket's own path, under /v1.
+  path: `${SOCKET_PATHS.cdp.slice('/v1'.length)}/json/version`,
   caller: { kind: 'cdp_secret' },
   subject: 'id',
   async handle({ res, caller, services }) {

@@ -5,6 +5,7 @@ import { cdpSessions } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Principal } from '../keys/principal';
+import { socketUrl } from '../socket-paths';
 import { assertSpaceAccess } from '../spaces/space-access';
 
 /** POST /v1/devices/{id}/cdp's answer; `cdp_url` (with its secret) is shown only here. */
@@ -19,13 +20,9 @@ export type CdpSession = z.infer<typeof CdpSessionSchema>;
 
 export type CdpSessionRow = typeof cdpSessions.$inferSelect;
 
-/** Where the DevTools socket of a CDP session is, on the API origin (`wss:` for https). */
-export function cdpSocketPath(cdpSessionId: string): string {
-  return `/v1/cdp_sessions/${toPublicId('cdpSession', cdpSessionId)}/devtools`;
-}
-
+/** The DevTools socket of a CDP session with its secret, on the API origin. */
 export function cdpUrl(publicUrl: string, cdpSessionId: string, secret: string): string {
-  return `${publicUrl.replace(/^http/, 'ws')}${cdpSocketPath(cdpSessionId)}?token=${secret}`;
+  return `${socketUrl(publicUrl, 'cdp', toPublicId('cdpSession', cdpSessionId))}?token=${secret}`;
 }
 
 /** Not closed and not past its expiry. */

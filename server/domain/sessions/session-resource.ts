@@ -5,6 +5,7 @@ import { sessionModes, sessions } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
 import { parsePublicId, toPublicId } from '../ids';
 import type { Principal } from '../keys/principal';
+import { socketUrl } from '../socket-paths';
 import { assertSpaceAccess } from '../spaces/space-access';
 import { iso, isoOrNull } from '../time';
 
@@ -27,14 +28,6 @@ export type MintedSession = z.infer<typeof MintedSessionSchema>;
 
 export type SessionRow = typeof sessions.$inferSelect;
 
-/**
- * The gateway address of a session: on the API origin, `wss:` when the public URL is
- * https (`ws:` for a plain-http local service). The token never goes in it.
- */
-export function sessionWsUrl(publicUrl: string, sessionId: string): string {
-  return `${publicUrl.replace(/^http/, 'ws')}/v1/sessions/${toPublicId('session', sessionId)}/ws`;
-}
-
 export function toSessionResource(row: SessionRow, publicUrl: string): Session {
   return {
     id: toPublicId('session', row.id),
@@ -44,7 +37,8 @@ export function toSessionResource(row: SessionRow, publicUrl: string): Session {
     created_at: iso(row.createdAt),
     expires_at: iso(row.expiresAt),
     revoked_at: isoOrNull(row.revokedAt),
-    ws_url: sessionWsUrl(publicUrl, row.id),
+    // The token never goes in it.
+    ws_url: socketUrl(publicUrl, 'liveView', toPublicId('session', row.id)),
   };
 }
 
