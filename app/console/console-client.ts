@@ -20,7 +20,7 @@ export type OperatorDevice = Awaited<ReturnType<typeof consoleApi.organizationDe
 export type OperatorTask = Awaited<ReturnType<typeof consoleApi.recentTasks.query>>[number];
 export type OperatorTaskView = Awaited<ReturnType<typeof consoleApi.task.query>>;
 export type HourlyUsage = Awaited<ReturnType<typeof consoleApi.organizationUsage.query>>;
-export type AuditPage = Awaited<ReturnType<typeof consoleApi.organizationAudit.query>>;
+export type AuditPage = Awaited<ReturnType<typeof consoleApi.listAuditEvents.query>>;
 
 /** The console API's answer when the sign-in cookie is missing or expired: show the sign-in. */
 export function isSignedOut(error: unknown): boolean {

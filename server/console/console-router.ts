@@ -1,5 +1,4 @@
 import { router } from '../trpc/init';
-import { answerAnswerLinkProcedure } from './answer-links/answer-answer-link';
 import { getAnswerLinkProcedure } from './answer-links/get-answer-link';
 import { openAnswerLinkProcedure } from './answer-links/open-answer-link';
 import { getDeviceProcedure } from './devices/get-device';
@@ -12,9 +11,9 @@ import { deleteDeviceProcedure } from '../api/devices/delete-device';
 import { listOrganizationDevicesProcedure } from './devices/list-organization-devices';
 import { sleepDeviceProcedure } from '../api/devices/sleep-device';
 import { wakeDeviceProcedure } from '../api/devices/wake-device';
+import { listAuditEventsProcedure } from '../api/audit/list-audit-events';
 import { listWaitingOrganizationsProcedure } from './escalations/list-waiting-organizations';
 import { getOrganizationProcedure } from './organizations/get-organization';
-import { organizationAuditProcedure } from './organizations/organization-audit';
 import { organizationUsageProcedure } from './organizations/organization-usage';
 import { updateOrganizationProcedure } from './organizations/update-organization';
 import { getTaskProcedure } from './tasks/get-task';
@@ -48,7 +47,6 @@ export const consoleAppRouter = router({
   createOrganization: createOrganizationProcedure,
   updateOrganization: updateOrganizationProcedure,
   organizationUsage: organizationUsageProcedure,
-  organizationAudit: organizationAuditProcedure,
   rotateEscalationSecret: rotateEscalationSecretProcedure,
   createSpace: createSpaceProcedure,
   keys: listApiKeysProcedure,
@@ -56,6 +54,7 @@ export const consoleAppRouter = router({
   revokeKey: revokeApiKeyProcedure,
   pendingEscalations: listPendingEscalationsProcedure,
   waitingOrganizations: listWaitingOrganizationsProcedure,
+  // The console's escalation page and the answer_url page alike: the caller decides.
   answerEscalation: answerEscalationProcedure,
   escalation: getEscalationProcedure,
   device: getDeviceProcedure,
@@ -68,12 +67,12 @@ export const consoleAppRouter = router({
   // The answer_url page's own calls: no sign-in; the link's secret, then its access token.
   openAnswerLink: openAnswerLinkProcedure,
   answerLink: getAnswerLinkProcedure,
-  answerLinkAnswer: answerAnswerLinkProcedure,
   organizationDevices: listOrganizationDevicesProcedure,
   // /v1's own operations, called by the operator on the organization the call names (x-svc-org).
   sleepDevice: sleepDeviceProcedure,
   wakeDevice: wakeDeviceProcedure,
   deleteDevice: deleteDeviceProcedure,
+  listAuditEvents: listAuditEventsProcedure,
   recentTasks: listRecentTasksProcedure,
   task: getTaskProcedure,
 });

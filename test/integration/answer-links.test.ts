@@ -173,7 +173,7 @@ describe('answer_url', () => {
     const held = await page.takeOverDevice.mutate({ escalation_id: parked.escalationId, device_id: parked.device });
     expect(held.session.mode).toBe('control');
     expect((await api('GET', `/v1/tasks/${parked.task}`)).body.status).toBe('needs_human');
-    const answered = await page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: 'Ada', cleared: true });
+    const answered = await page.answerEscalation.mutate({ escalation_id: parked.escalationId, answer: 'Ada', cleared: true });
     expect(answered).toMatchObject({ applied: true, status: 'resolved' });
     const [session] = await db.select().from(sessions).where(eq(sessions.id, parsePublicId('session', held.session.id)!));
     expect(session!.holdTaskId).toBeNull();
@@ -196,10 +196,10 @@ describe('answer_url', () => {
     expect(view.escalation).toMatchObject({ kind: 'choice', options: ['Blue', 'Red'], multiple: false, fields: null, on_timeout: 'fail', answer_schema: { type: 'string', enum: ['Blue', 'Red'] } });
     expect(Date.parse(view.escalation.expires_at)).toBeGreaterThan(Date.now());
     // Not an option: refused naming the answer, and the escalation stays open.
-    expect(await failure(page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: 'Green', cleared: true }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'answer' });
-    expect(await failure(page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: ['Blue'], cleared: true }))).toMatchObject({ status: 400, param: 'answer' });
+    expect(await failure(page.answerEscalation.mutate({ escalation_id: parked.escalationId, answer: 'Green', cleared: true }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'answer' });
+    expect(await failure(page.answerEscalation.mutate({ escalation_id: parked.escalationId, answer: ['Blue'], cleared: true }))).toMatchObject({ status: 400, param: 'answer' });
     expect((await page.answerLink.query({ escalation_id: parked.escalationId })).escalation.status).toBe('pending');
-    expect(await page.answerLinkAnswer.mutate({ escalation_id: parked.escalationId, answer: 'Red', cleared: true })).toMatchObject({ applied: true, status: 'resolved' });
+    expect(await page.answerEscalation.mutate({ escalation_id: parked.escalationId, answer: 'Red', cleared: true })).toMatchObject({ applied: true, status: 'resolved' });
     expect(await waitForTaskEnd(api, parked.task, 20_000)).toMatchObject({ status: 'succeeded' });
     const [row] = await test.service.services.db.select().from(escalations).where(eq(escalations.id, parsePublicId('escalation', parked.escalationId)!));
     expect(row!.answer).toBe('Red');
@@ -250,7 +250,7 @@ describe('answer_url of a task that asks again', () => {
     const parked = await park('The password?', 'ask a human "And the code?" then return the title');
     const operator = await signedIn();
     const before = receiver.received.length;
-    await operator.answerEscalation.mutate({ id: parked.escalationId, answer: 'hunter2', cleared: true });
+    await operator.answerEscalation.mutate({ escalation_id: parked.escalationId, answer: 'hunter2', cleared: true });
     await waitForTaskEnd(api, parked.task, 20_000, ['needs_human']);
     const [received] = (await receiver.waitFor(before + 1)).slice(before);
     const next = JSON.parse(received!.rawBody.toString('utf8'));

@@ -177,13 +177,13 @@ describe('console administration', () => {
 
     const pending = (await client.pendingEscalations.query()).find((escalation) => escalation.task_id === task.body.id);
     expect(pending).toMatchObject({ organization: 'Help Org', reason: 'Which plan?', status: 'pending' });
-    expect(await client.answerEscalation.mutate({ id: pending!.id, answer: 'Pro', cleared: true })).toEqual({ applied: true, id: pending!.id, object: 'escalation', status: 'resolved' });
+    expect(await client.answerEscalation.mutate({ escalation_id: pending!.id, answer: 'Pro', cleared: true })).toEqual({ applied: true, id: pending!.id, object: 'escalation', status: 'resolved' });
     expect(await waitForTaskEnd(api, task.body.id)).toMatchObject({ status: 'succeeded', result: 'Plain' });
     expect((await api('GET', `/v1/escalations/${pending!.id}`)).body).toMatchObject({ answer: 'Pro', resolved_by: 'operator:Ada' });
     expect((await client.pendingEscalations.query()).map((escalation) => escalation.id)).not.toContain(pending!.id);
-    expect(await client.answerEscalation.mutate({ id: pending!.id, answer: 'again', cleared: true })).toMatchObject({ applied: false });
+    expect(await client.answerEscalation.mutate({ escalation_id: pending!.id, answer: 'again', cleared: true })).toMatchObject({ applied: false });
     for (const id of ['esc_00000000-0000-4000-8000-000000000000', 'not-an-id']) {
-      expect(await failure(client.answerEscalation.mutate({ id, answer: 'Pro', cleared: true }))).toEqual({ status: 404, code: 'escalation_not_found', message: 'No such escalation.' });
+      expect(await failure(client.answerEscalation.mutate({ escalation_id: id, answer: 'Pro', cleared: true }))).toEqual({ status: 404, code: 'escalation_not_found', message: 'No such escalation.' });
     }
     await api('DELETE', `/v1/devices/${device.body.id}`);
   });

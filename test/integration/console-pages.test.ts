@@ -44,7 +44,7 @@ describe('console pages API: who may call', () => {
       ['organization', () => client.organization.query({ org_id: ORG })],
       ['updateOrganization', () => client.updateOrganization.mutate({ org_id: ORG, max_devices: 1, max_device_seconds: null, escalation_url: null })],
       ['organizationUsage', () => client.organizationUsage.query({ org_id: ORG })],
-      ['organizationAudit', () => client.organizationAudit.query({ org_id: ORG })],
+      ['listAuditEvents', () => client.listAuditEvents.query({}, { context: { orgId: ORG } })],
       ['organizationDevices', () => client.organizationDevices.query({ org_id: ORG })],
       ['sleepDevice', () => client.sleepDevice.mutate({ id: 'dev_x' }, { context: { orgId: ORG } })],
       ['wakeDevice', () => client.wakeDevice.mutate({ id: 'dev_x' }, { context: { orgId: ORG } })],
@@ -141,7 +141,7 @@ describe('organizations list', () => {
     await client.updateOrganization.mutate({ org_id: orgId, max_devices: null, max_device_seconds: null, escalation_url: '' });
     expect(await consoleFailure(client.rotateEscalationSecret.mutate({ org_id: orgId }))).toMatchObject({ status: 409, code: 'no_escalation_url' });
 
-    const audit = await client.organizationAudit.query({ org_id: orgId, limit: 100 });
+    const audit = await client.listAuditEvents.query({ limit: 100 }, { context: { orgId } });
     const updates = audit.data.filter((event) => event.action === 'operator.organization.updated');
     expect(updates.map((event) => event.details)).toEqual([
       { escalation_url: 'removed', max_devices: null, max_device_seconds: null, via: 'console', operator: 'Ada' },
@@ -192,7 +192,7 @@ describe('an organization’s devices, tasks and escalations', () => {
       expect(await consoleFailure(call.mutate({ id: b.deviceId }, { context: { orgId: a.tenant.orgId } }))).toMatchObject({ status: 404, code: 'device_not_found' });
     }
 
-    await client.answerEscalation.mutate({ id: onlyA[0]!.id, answer: 'yes', cleared: true });
+    await client.answerEscalation.mutate({ escalation_id: onlyA[0]!.id, answer: 'yes', cleared: true });
     expect(await waitForTaskEnd(a.api, a.taskId)).toMatchObject({ status: 'succeeded', result: 'Plain' });
     expect(await client.pendingEscalations.query({ org_id: a.tenant.orgId })).toEqual([]);
 
@@ -241,11 +241,11 @@ describe('an organization’s devices, tasks and escalations', () => {
     expect(Math.abs(usage.reduce((sum, hour) => sum + hour.device_seconds, 0) - v1)).toBeLessThanOrEqual(2);
 
     // The audit log pages with cursors of its own list only.
-    const firstPage = await client.organizationAudit.query({ org_id: a.tenant.orgId, limit: 2 });
+    const firstPage = await client.listAuditEvents.query({ limit: 2 }, { context: { orgId: a.tenant.orgId } });
     expect(firstPage.data).toHaveLength(2);
-    const second = await client.organizationAudit.query({ org_id: a.tenant.orgId, limit: 2, cursor: firstPage.next_cursor });
+    const second = await client.listAuditEvents.query({ limit: 2, cursor: firstPage.next_cursor }, { context: { orgId: a.tenant.orgId } });
     expect(second.data.map((event) => event.id)).not.toContain(firstPage.data[0]!.id);
-    expect(await consoleFailure(client.organizationAudit.query({ org_id: b.tenant.orgId, limit: 2, cursor: firstPage.next_cursor }))).toMatchObject({ status: 400, code: 'invalid_cursor' });
+    expect(await consoleFailure(client.listAuditEvents.query({ limit: 2, cursor: firstPage.next_cursor }, { context: { orgId: b.tenant.orgId } }))).toMatchObject({ status: 400, code: 'invalid_cursor' });
 
     await b.api('DELETE', `/v1/devices/${b.deviceId}`);
   });

@@ -335,7 +335,7 @@ describe.skipIf(unavailable !== null)(`instances on hosts of their own${unavaila
       ],
     });
     access.token = (await page.openAnswerLink.mutate({ escalation_id: escalationId, secret })).access_token;
-    expect(await page.answerLinkAnswer.mutate({ escalation_id: escalationId, answer: 'Ada', cleared: true })).toMatchObject({ applied: true, status: 'resolved' });
+    expect(await page.answerEscalation.mutate({ escalation_id: escalationId, answer: 'Ada', cleared: true })).toMatchObject({ applied: true, status: 'resolved' });
     expect(await waitForTaskEnd(a.api, submitted.body.id, 30_000)).toMatchObject({ status: 'succeeded', result: 'Echo' });
     await a.api('DELETE', `/v1/devices/${device}`);
   });

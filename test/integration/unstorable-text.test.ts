@@ -184,7 +184,7 @@ describe('input text PostgreSQL cannot store', () => {
     const organizationsBefore = (await test.service.services.db.select().from(organizations)).length;
     const before = await databaseState();
 
-    expect(await refused(client.answerEscalation.mutate({ id: ids.esc!, answer: NUL, cleared: true }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'answer' });
+    expect(await refused(client.answerEscalation.mutate({ escalation_id: ids.esc!, answer: NUL, cleared: true }))).toMatchObject({ status: 400, code: 'invalid_request', param: 'answer' });
     expect(await refused(client.createOrganization.mutate({ name: LONE_SURROGATE, entitled: true, max_devices: null, max_device_seconds: null, escalation_url: null }))).toMatchObject({
       status: 400,
       code: 'invalid_request',

@@ -100,7 +100,7 @@ export function AnswerPage() {
               <AnswerForm
                 escalation={phase.view.escalation}
                 onAnswer={async (answer, cleared) => {
-                  const result = await api.answerLinkAnswer.mutate({ escalation_id: id, answer, cleared });
+                  const result = await api.answerEscalation.mutate({ escalation_id: id, answer, cleared });
                   sessionStorage.removeItem(accessKey(id));
                   // A confirmation answered No stops the task, like an answer that says the wall is still up.
                   setPhase({ state: 'answered', resumed: result.applied && cleared && answer !== false });

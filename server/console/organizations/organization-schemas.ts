@@ -21,9 +21,3 @@ export const OrganizationSettingsInputSchema = z.object({
   max_device_seconds: QuotaSchema,
   escalation_url: z.string().trim().max(2048).nullable().transform((url) => (url === '' ? null : url)),
 });
-
-export const OrganizationAuditInputSchema = z.object({
-  org_id: OrgIdSchema,
-  limit: z.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(512).optional(),
-});

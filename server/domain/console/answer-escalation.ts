@@ -1,8 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { escalations } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
+import { answerAsAnswerLink } from '../answer-links/answer-link-actions';
+import type { EscalationRow } from '../escalations/escalation-resource';
 import { resolveEscalation, type ResolveDeps, type ResolveEscalationBody, type ResolveEscalationResult } from '../escalations/resolve-escalation';
 import { parsePublicId } from '../ids';
+import type { SessionOperationDeps } from '../sessions/session-operations';
 import type { Operator } from './operator-accounts';
 
 export interface OperatorAnswer {
@@ -30,4 +33,12 @@ export async function answerEscalationAsOperator(deps: ResolveDeps, operator: Op
     { answer: answer.answer === '' ? undefined : answer.answer, cleared: answer.cleared, resolved_by: `operator:${operator.name}` },
     { requestId: null, via: 'console' },
   );
+}
+
+/** Who answers from a page of the service: a signed-in operator, or the holder of an opened answer link (its own escalation). */
+export type EscalationAnswerer = { operator: Operator } | { link: EscalationRow };
+
+/** An answer given on the console's escalation page or on an answer link's page, as its answerer gives it. */
+export function answerEscalation(deps: SessionOperationDeps, answerer: EscalationAnswerer, requestId: string, answer: OperatorAnswer): Promise<ResolveEscalationResult> {
+  return 'link' in answerer ? answerAsAnswerLink(deps, answerer.link, requestId, answer) : answerEscalationAsOperator(deps, answerer.operator, answer);
 }

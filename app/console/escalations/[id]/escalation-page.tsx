@@ -71,7 +71,7 @@ export function EscalationPage() {
               <AnswerForm
                 escalation={escalation}
                 onAnswer={async (answer, cleared) => {
-                  await consoleApi.answerEscalation.mutate({ id: escalation.id, answer, cleared });
+                  await consoleApi.answerEscalation.mutate({ escalation_id: escalation.id, answer, cleared });
                   reload();
                 }}
               />

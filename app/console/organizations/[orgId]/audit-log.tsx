@@ -17,12 +17,12 @@ function actorOf(event: { actor: string; details: Record<string, unknown> }): st
   return typeof operator === 'string' ? `${operator} (console)` : event.details.via === 'cli' ? 'operator CLI' : event.actor;
 }
 
-/** The organization's audit log, newest first, paged by the console API's keyset cursors. */
+/** The organization's audit log, newest first, paged by its keyset cursors: GET /v1/audit, called by the operator on this organization. */
 export function AuditLog({ orgId }: { orgId: string }) {
   // The cursors of the pages seen so far: going back pops one.
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
-  const page = useConsoleQuery(() => consoleApi.organizationAudit.query({ org_id: orgId, limit: PAGE_SIZE, ...(cursor === undefined ? {} : { cursor }) }), [orgId, cursor]);
+  const page = useConsoleQuery(() => consoleApi.listAuditEvents.query({ limit: PAGE_SIZE, ...(cursor === undefined ? {} : { cursor }) }, { context: { orgId } }), [orgId, cursor]);
 
   return (
     <SectionCard title="Audit log" description="Every change to the organization, newest first.">
