@@ -6,6 +6,7 @@ import { checkAuthorizationRequest, redirectWith } from '../../domain/mcp-oauth/
 import { OAuthError } from '../../domain/mcp-oauth/oauth-error';
 import { OAUTH_PATHS } from '../../domain/mcp-oauth/oauth-urls';
 import type { Services } from '../../services/services';
+import { readCookie, setCookie } from '../../http/cookies';
 import { consentPage, refusalPage } from './consent-page';
 import { readForm } from './oauth-http';
 
@@ -35,8 +36,7 @@ export async function handleAuthorize(services: Services, req: IncomingMessage, 
     const check = await checkAuthorizationRequest(services.db, publicUrl, params);
     if (!check.ok) return refuse(res, publicUrl, check);
     const csrf = randomBytes(32).toString('base64url');
-    const secure = publicUrl.startsWith('https:') ? '; Secure' : '';
-    res.setHeader('Set-Cookie', `${CSRF_COOKIE}=${csrf}; Path=${OAUTH_PATHS.authorize}; HttpOnly; SameSite=Strict${secure}`);
+    setCookie(res, publicUrl, CSRF_COOKIE, csrf, { path: OAUTH_PATHS.authorize });
     return sendPage(res, 200, consentPage(check.request, csrf, null));
   }
   if (req.method !== 'POST') {
@@ -53,7 +53,7 @@ export async function handleAuthorize(services: Services, req: IncomingMessage, 
     throw error;
   }
   const csrf = form.get('csrf_token') ?? '';
-  if (!sameToken(csrf, cookie(req, CSRF_COOKIE))) {
+  if (!sameToken(csrf, readCookie(req, CSRF_COOKIE) ?? '')) {
     return sendPage(res, 403, refusalPage('This form expired or was not sent from this page. Go back to your MCP client and connect again.'));
   }
   const check = await checkAuthorizationRequest(services.db, publicUrl, form);
@@ -92,14 +92,6 @@ function sendPage(res: ServerResponse, status: number, html: string): void {
 function redirect(res: ServerResponse, location: string): void {
   res.writeHead(303, { Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
   res.end();
-}
-
-function cookie(req: IncomingMessage, name: string): string {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return '';
 }
 
 function sameToken(a: string, b: string): boolean {

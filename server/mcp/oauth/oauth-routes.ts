@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../core/errors';
 import { authenticateClient } from '../../domain/mcp-oauth/oauth-client';
 import { OAuthError } from '../../domain/mcp-oauth/oauth-error';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../domain/mcp-oauth/oauth-metadata';
 import { OAUTH_PATHS } from '../../domain/mcp-oauth/oauth-urls';
 import { registerClient } from '../../domain/mcp-oauth/register-client';
 import { revokeTokenOfClient } from '../../domain/mcp-oauth/revoke-grant';
@@ -11,7 +12,6 @@ import { readJsonBody } from '../../http/read-json-body';
 import type { Services } from '../../services/services';
 import { sendErrorResponse } from '../../trpc/send-error';
 import { handleAuthorize } from './authorize-route';
-import { authorizationServerMetadata, protectedResourceMetadata } from './oauth-metadata';
 import { clientCredentials, CORS_HEADERS, readForm, sendOAuthError, sendOAuthJson } from './oauth-http';
 
 type Endpoint = (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;

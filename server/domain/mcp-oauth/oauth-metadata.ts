@@ -1,5 +1,9 @@
-import { scopes } from '../../domain/keys/scopes';
-import { mcpResourceUrl, OAUTH_PATHS } from '../../domain/mcp-oauth/oauth-urls';
+import { scopes } from '../keys/scopes';
+import { mcpResourceUrl, OAUTH_PATHS } from './oauth-urls';
+
+// What the authorization server is and supports, as its metadata documents tell clients:
+// the grants, the PKCE method and the client authentications token-grant.ts and
+// oauth-client.ts implement.
 
 /** RFC 9728: what /mcp is and who issues its tokens. */
 export function protectedResourceMetadata(publicUrl: string) {

@@ -1,4 +1,0 @@
-import { z } from 'zod';
-import { OrgIdSchema } from '../console-fields';
-
-export const OrganizationDevicesInputSchema = z.object({ org_id: OrgIdSchema });
