@@ -14,7 +14,7 @@ import { BrowserPool, createBrowserProvider } from '../browser';
 import type { Config } from '../core/config';
 import { holdDataDirectory } from '../domain/devices/data-directory-lock';
 import { deviceStateStore } from '../domain/devices/device-state-store';
-import { closeHostMetering, markDeviceLost, reconcileHostDevices, recordDeviceBrowser } from '../domain/devices/device-upkeep';
+import { closeHostMetering, reconcileHostDevices, recordBrowserEvents } from '../domain/devices/device-upkeep';
 import { releaseHostLeases } from '../domain/tasks/task-lease';
 import { hostHeartbeat } from '../jobs/host-heartbeat';
 import { loadHostId } from '../domain/devices/host-id';
@@ -182,23 +182,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   };
   services.keyRevocations.onAnyRevoked((keyId) => services.authenticator.forgetKey(keyId));
 
-  // A browser that dies on its own puts its device in `error` (within the time its
-  // disconnect takes to surface: immediate for a local process). Tracked so shutdown
-  // waits for the last of these writes before the database closes.
-  const deviceWrites = new Set<Promise<void>>();
-  // A write about a device's browser waits out a database outage: it must not be lost.
-  const trackDeviceWrite = (deviceId: string, write: () => Promise<void>, failure: string) => {
-    const tracked = databaseAvailability
-      .retryWhileUnreachable(write)
-      .catch((error: unknown) => log.error({ err: error, deviceId }, failure))
-      .finally(() => deviceWrites.delete(tracked));
-    deviceWrites.add(tracked);
-  };
-  services.browserPool.onDeviceLost((deviceId) => trackDeviceWrite(deviceId, () => markDeviceLost(services, deviceId), 'could not mark a lost device'));
-  // Which browser runs each device: parked tasks know by it whether their page survived.
-  services.browserPool.onDeviceLaunched((deviceId, handle) =>
-    trackDeviceWrite(deviceId, () => recordDeviceBrowser(services, deviceId, handle), 'could not record a device\'s browser'),
-  );
+  const deviceWritesSettled = recordBrowserEvents(services, (write) => databaseAvailability.retryWhileUnreachable(write));
   await reconcileHostDevices(services);
   // The tasks a previous process of this host was driving continue here, at once.
   const continued = await releaseHostLeases(services.db, hostId, services.instanceId);
@@ -229,7 +213,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   });
   const readiness = async (): Promise<Readiness> => {
     if (!ready) return { ok: false, reason: 'starting_or_stopping' };
-    if (!databaseAvailability.reachable || !(await databaseAnswers(database, databaseAvailability))) return { ok: false, reason: 'database_unreachable' };
+    if (!databaseAvailability.reachable || !(await databaseAvailability.answersWithin(READINESS_TIMEOUT_MS))) return { ok: false, reason: 'database_unreachable' };
     if (!(await services.browserPool.isProviderReachable())) return { ok: false, reason: 'browser_provider_unreachable' };
     return { ok: true };
   };
@@ -299,7 +283,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         if (mode === 'handover') await services.browserPool.detach();
         else await services.browserPool.shutdown();
         await egressProxy.close();
-        await Promise.all(deviceWrites);
+        await deviceWritesSettled();
         await limiterStore.close();
         services.taskChannel.close();
         services.keyRevocations.close();
@@ -315,15 +299,3 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
 
 // A readiness probe must not hang on a stuck database: past this it answers 503.
 const READINESS_TIMEOUT_MS = 1_000;
-
-async function databaseAnswers(database: OpenDatabase, availability: DatabaseAvailability): Promise<boolean> {
-  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), READINESS_TIMEOUT_MS).unref());
-  const probe = database.sql`select 1`.then(
-    () => true,
-    (error: unknown) => {
-      availability.absorb(error);
-      return false;
-    },
-  );
-  return Promise.race([probe, timeout]);
-}

@@ -76,6 +76,19 @@ export class DatabaseAvailability {
     this.#scheduleProbe();
   }
 
+  /** Whether a query answers within `timeoutMs` now (a readiness probe must not hang on a stuck database); an outage it meets is noted. */
+  async answersWithin(timeoutMs: number): Promise<boolean> {
+    const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+    const answered = this.probe().then(
+      () => true,
+      (error: unknown) => {
+        this.absorb(error);
+        return false;
+      },
+    );
+    return Promise.race([answered, timeout]);
+  }
+
   /** A worker's error handler: an unreachable database is noted here, anything else goes to `report`. */
   reportingOthers(report: (error: unknown) => void): (error: unknown) => void {
     return (error) => {

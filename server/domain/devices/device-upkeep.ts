@@ -34,6 +34,27 @@ export async function recordDeviceBrowser(deps: Pick<DeviceDeps, 'db' | 'hostId'
 }
 
 /**
+ * Writes down what this host's browsers tell of their devices: a browser that dies on its
+ * own puts its device in `error` (within the time its disconnect takes to surface:
+ * immediate for a local process), and each launch records which browser runs the device
+ * (parked tasks know by it whether their page survived). A write waits out a database
+ * outage (`retry`): it must not be lost. Returns what waits for the writes in flight, for
+ * a stop to call before the database closes.
+ */
+export function recordBrowserEvents(deps: DeviceDeps, retry: (write: () => Promise<void>) => Promise<void>): () => Promise<void> {
+  const writes = new Set<Promise<void>>();
+  const track = (deviceId: string, write: () => Promise<void>, failure: string) => {
+    const tracked = retry(write)
+      .catch((error: unknown) => deps.log.error({ err: error, deviceId }, failure))
+      .finally(() => writes.delete(tracked));
+    writes.add(tracked);
+  };
+  deps.browserPool.onDeviceLost((deviceId) => track(deviceId, () => markDeviceLost(deps, deviceId), 'could not mark a lost device'));
+  deps.browserPool.onDeviceLaunched((deviceId, handle) => track(deviceId, () => recordDeviceBrowser(deps, deviceId, handle), "could not record a device's browser"));
+  return async () => void (await Promise.all(writes));
+}
+
+/**
  * Puts to sleep this host's active devices that hold no task and were not active for
  * their idle_suspend_secs (tasks and sessions bump last_active_at while they run); an
  * open CDP connection keeps its device awake.
