@@ -1,23 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Cookie holding the console sign-in token (HttpOnly, SameSite=Strict). */
+/** Cookie holding the console sign-in token. */
 export const CONSOLE_COOKIE = 'svc_console';
 
-/** The sign-in token the request's cookie holds, or null. */
-export function readConsoleCookie(req: IncomingMessage): string | null {
+/** The value of the request's cookie `name` (null when absent or empty). */
+export function readCookie(req: IncomingMessage, name: string): string | null {
   for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === CONSOLE_COOKIE) return value.join('=') || null;
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=') || null;
   }
   return null;
 }
 
 /**
- * Sets the sign-in cookie: HttpOnly so no script reads it, SameSite=Strict so no other
- * site's page sends it, `Secure` when the service is served over https. An empty token
- * with a max age of 0 clears it.
+ * Sets cookie `name` for `path`: HttpOnly so no script reads it, SameSite=Strict so no
+ * other site's page sends it, `Secure` when the service is served over https. An empty
+ * value with a max age of 0 clears it; without a max age it lasts the browser's session.
  */
-export function setConsoleCookie(res: ServerResponse, publicUrl: string, token: string, maxAgeSecs: number): void {
+export function setCookie(res: ServerResponse, publicUrl: string, name: string, value: string, options: { path: string; maxAgeSecs?: number }): void {
+  const maxAge = options.maxAgeSecs === undefined ? '' : `; Max-Age=${options.maxAgeSecs}`;
   const secure = publicUrl.startsWith('https:') ? '; Secure' : '';
-  res.setHeader('Set-Cookie', `${CONSOLE_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSecs}${secure}`);
+  res.setHeader('Set-Cookie', `${name}=${value}; Path=${options.path}; HttpOnly; SameSite=Strict${maxAge}${secure}`);
 }

@@ -22,7 +22,7 @@ import { offeredSessionToken } from '../domain/sessions/session-token';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { hashSecret, secretMatches } from '../domain/secret-hash';
 import type { AuthFailureThrottle } from './auth-failure-throttle';
-import { readConsoleCookie } from './console-cookie';
+import { CONSOLE_COOKIE, readCookie } from './cookies';
 
 /** The header an opened answer link's page sends its access token in: never a URL, so never a log line. */
 export const ANSWER_ACCESS_HEADER = 'x-svc-answer-access';
@@ -129,7 +129,7 @@ async function resolve(sources: CallerSources, req: IncomingMessage, res: Server
       // The console's CSRF defence, before the cookie is looked at (the entrance refused a blocked address already).
       const site = req.headers['sec-fetch-site'];
       if (rule.from === 'console_api' ? req.headers[CONSOLE_HEADER] !== '1' : site !== undefined && !ALLOWED_FETCH_SITES.has(site)) throw new ApiError('console_header_required');
-      const operator = await signedInOperator(sources.db, readConsoleCookie(req));
+      const operator = await signedInOperator(sources.db, readCookie(req, CONSOLE_COOKIE));
       const org = req.headers[OPERATOR_ORG_HEADER];
       return { kind: 'operator', operator, principal: typeof org === 'string' && UUID.test(org) ? operatorPrincipal(org, operator.name) : null };
     }
