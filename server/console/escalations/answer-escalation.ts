@@ -1,8 +1,8 @@
 import { answerEscalation } from '../../domain/console/answer-escalation';
-import { ResolveEscalationResultSchema } from '../../domain/escalations/resolve-escalation';
+import { z } from 'zod';
+import { AnswerValueSchema, ResolveEscalationResultSchema } from '../../domain/escalations/resolve-escalation';
 import { ANSWER_ACCESS_HEADER, resolveCaller } from '../../http/resolve-caller';
 import { consoleProcedure } from '../console-procedures';
-import { AnswerEscalationInputSchema } from './escalation-schemas';
 
 /**
  * Answers an escalation from the console or from its answer page, the caller deciding.
@@ -21,6 +21,7 @@ export const answerEscalationProcedure = consoleProcedure
         : { link: (await resolveCaller(ctx.services, ctx.req, ctx.res, { kind: 'answer_link' }, { subject: typeof subject === 'string' ? subject : '' })).escalation };
     return next({ ctx: { answerer } });
   })
-  .input(AnswerEscalationInputSchema)
+  // An empty text answer is none.
+  .input(z.object({ escalation_id: z.string().max(200), answer: AnswerValueSchema, cleared: z.boolean() }))
   .output(ResolveEscalationResultSchema)
   .mutation(({ ctx, input: { escalation_id, ...answer } }) => answerEscalation(ctx.services, ctx.answerer, ctx.requestId, { id: escalation_id, ...answer }));

@@ -1,6 +1,6 @@
 import { HourlyUsageSchema, hourlyUsage } from '../../domain/usage/hourly-usage';
 import { operatorProcedure } from '../console-procedures';
-import { OrganizationInputSchema } from './organization-schemas';
+import { OrganizationInputSchema } from '../console-fields';
 
 /** The organization's device time, tasks and steps hour by hour over the last 24 h. */
 export const organizationUsageProcedure = operatorProcedure

@@ -1,11 +1,20 @@
+import { z } from 'zod';
 import { UpdatedOrganizationSchema } from '../../domain/orgs/operator-admin-results';
 import { updateOrganizationSettings } from '../../domain/orgs/operator-admin';
 import { operatorProcedure } from '../console-procedures';
-import { OrganizationSettingsInputSchema } from './organization-schemas';
+import { EscalationUrlSchema, OrgIdSchema } from '../console-fields';
 
 /** Changes an organization's quotas and escalation URL as `org:update` does; a first escalation URL's signing secret is in this answer only. */
 export const updateOrganizationProcedure = operatorProcedure
-  .input(OrganizationSettingsInputSchema)
+  // Its settings as the console's form sends them all.
+  .input(
+    z.object({
+      org_id: OrgIdSchema,
+      max_devices: z.number().int().min(0).max(2 ** 31 - 1).nullable(),
+      max_device_seconds: z.number().int().min(0).max(2 ** 31 - 1).nullable(),
+      escalation_url: EscalationUrlSchema,
+    }),
+  )
   .output(UpdatedOrganizationSchema)
   .mutation(({ ctx, input }) =>
     updateOrganizationSettings(
