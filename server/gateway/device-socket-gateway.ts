@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
 import { ApiError, asApiError } from '../core/errors';
@@ -6,6 +6,7 @@ import { deviceHostId } from '../domain/hosts/device-host';
 import { hostInternalUrl } from '../domain/hosts/host-registry';
 import { newPublicId } from '../domain/ids';
 import { PeriodicTimer } from '../domain/periodic-timer';
+import { answerOnSocket } from '../http/client-error';
 import { resolveUpgradeCaller, type CallerOf, type UpgradeCallerRule } from '../http/resolve-caller';
 import type { Services } from '../services/services';
 import { SERVICE_RESTART_CLOSE } from '../../shared/reconnect-on-restart';
@@ -119,10 +120,10 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
       }
       admission = await this.admit(req, caller, target.id);
     } catch (error) {
-      if (error instanceof RelayRefused) return writeRefusal(socket, error.status, error.body, requestId, error.headers);
+      if (error instanceof RelayRefused) return answerOnSocket(socket, error.status, error.body, requestId, error.headers);
       const { apiError, unexpected } = asApiError(error);
       if (unexpected) this.services.log.error({ err: error, requestId }, `${this.name} handshake failed`);
-      return writeRefusal(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
+      return answerOnSocket(socket, apiError.status, JSON.stringify(apiError.toBody(requestId)), requestId, apiError.headers);
     }
     this.#upgrade(req, socket, head, admission);
   }
@@ -174,12 +175,4 @@ export abstract class DeviceSocketGateway<K extends UpgradeCallerRule['kind']> {
       return null;
     }
   }
-}
-
-/** Answers a refused handshake with the CONTRACT.md error body and closes the socket. */
-function writeRefusal(socket: Duplex, status: number, body: string, requestId: string, headers: Record<string, string>): void {
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n${extra.join('')}Connection: close\r\n\r\n${body}`,
-  );
 }

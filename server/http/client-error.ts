@@ -1,4 +1,6 @@
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ApiError } from '../core/errors';
 import type { Logger } from '../core/log';
 
@@ -35,16 +37,20 @@ export function answerClientError(log: Logger, newRequestId: () => string) {
     }
     const requestId = newRequestId();
     log.warn({ requestId, code: error.code, reason: error.reason, bytesParsed: error.bytesParsed }, 'unparseable request refused');
-    const body = JSON.stringify(new ApiError('invalid_request', { message: MESSAGES[error.code ?? ''] ?? DEFAULT_MESSAGE }).toBody(requestId));
-    socket.end(
-      'HTTP/1.1 400 Bad Request\r\n' +
-        'Content-Type: application/json\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${requestId}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
+    answerOnSocket(socket, 400, JSON.stringify(new ApiError('invalid_request', { message: MESSAGES[error.code ?? ''] ?? DEFAULT_MESSAGE }).toBody(requestId)), requestId);
   };
+}
+
+/**
+ * Answers where there is no response object to write with (a request Node could not
+ * parse, a refused WebSocket handshake): the status, the JSON body with its request id and
+ * `Connection: close`, then the socket ends.
+ */
+export function answerOnSocket(socket: Duplex, status: number, body: string, requestId: string, headers: Record<string, string> = {}): void {
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n${extra.join('')}Connection: close\r\n\r\n${body}`,
+  );
 }
 
 /**
