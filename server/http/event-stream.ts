@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors';
 import { PeriodicTimer } from '../domain/periodic-timer';
+import type { KeyRevocations } from '../domain/keys/key-revocations';
 import { ConcurrencySlots } from '../domain/rate-limit/concurrency-slots';
+import type { StepReader, TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 
 // Server-sent events as a transport: the response's headers, keep-alive comments, a
 // longest lifetime, and the registry of this process's open streams. What a stream
@@ -20,11 +22,12 @@ export const CONTRACT_TIMING: StreamTiming = { keepAliveMs: 15_000, maxStreamMs:
 const STREAM_SLOT_RETRY_AFTER_SECS = 5;
 
 /**
- * The open streams of this process, so a shutdown can end them instead of waiting on them,
- * and how many each API key holds (OPERATOR_MAX_STREAMS_PER_KEY, counted per instance).
+ * The tasks this process follows for keys (event streams, MCP's run_task), so a shutdown
+ * can end them instead of waiting on them, and how many each API key holds
+ * (OPERATOR_MAX_STREAMS_PER_KEY, counted per instance).
  */
 export class EventStreams {
-  private readonly open = new Set<(closeConnection: boolean) => void>();
+  private readonly open = new Set<() => void>();
   private readonly perKey: ConcurrencySlots;
 
   constructor(maxPerKey: number) {
@@ -38,14 +41,38 @@ export class EventStreams {
     return release;
   }
 
-  add(end: (closeConnection: boolean) => void): () => void {
-    this.open.add(end);
-    return () => this.open.delete(end);
+  /**
+   * Follows a task's steps (after `afterSeq`) for a key holding one of its slots
+   * (`releaseSlot`): until the task ends (`done`, `failed`), the key is revoked or the
+   * process stops (`stopped(true)`: drop the connection, the key may not resume), or the
+   * returned function is called. Whatever ends it, the feed, the key watch and the slot are
+   * given back once. The event stream and MCP's run_task follow tasks so.
+   */
+  follow(sources: { feeds: TaskStepFeeds; keyRevocations: KeyRevocations }, keyId: string, releaseSlot: () => void, taskId: string, afterSeq: number, follower: StepReader & { stopped(closeConnection: boolean): void }): () => void {
+    let following = true;
+    const stop = () => {
+      if (!following) return false;
+      following = false;
+      this.open.delete(drop);
+      unsubscribe();
+      unwatchKey();
+      releaseSlot();
+      return true;
+    };
+    const drop = () => stop() && follower.stopped(true);
+    this.open.add(drop);
+    const unwatchKey = sources.keyRevocations.watch(keyId, drop);
+    const unsubscribe = sources.feeds.subscribe(taskId, afterSeq, {
+      steps: (steps) => follower.steps(steps),
+      done: (task) => stop() && follower.done(task),
+      failed: (error) => stop() && follower.failed(error),
+    });
+    return () => void stop();
   }
 
   /** Ends every stream and closes its connection, which would otherwise idle in keep-alive. */
   endAll(): void {
-    for (const end of [...this.open]) end(true);
+    for (const end of [...this.open]) end();
   }
 }
 
@@ -58,10 +85,10 @@ export interface EventStream {
 
 /**
  * Starts a `text/event-stream` answer: headers flushed at once, a keep-alive comment every
- * `timing.keepAliveMs`, ended after `timing.maxStreamMs`, when the client leaves, or by
- * `endAll()` of `streams`. `onEnd` runs exactly once, whatever ended it.
+ * `timing.keepAliveMs`, ended after `timing.maxStreamMs` or when the client leaves.
+ * `onEnd` runs exactly once, whatever ended it.
  */
-export function openEventStream(req: IncomingMessage, res: ServerResponse, options: { timing: StreamTiming; streams: EventStreams; onEnd: () => void }): EventStream {
+export function openEventStream(req: IncomingMessage, res: ServerResponse, options: { timing: StreamTiming; onEnd: () => void }): EventStream {
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
@@ -79,13 +106,11 @@ export function openEventStream(req: IncomingMessage, res: ServerResponse, optio
     ended = true;
     void keepAlive.stop();
     clearTimeout(maxDuration);
-    unregister();
     options.onEnd();
     res.end(() => {
       if (closeConnection) res.socket?.destroy();
     });
   };
-  const unregister = options.streams.add(end);
   // A write to a response gone bad is ended by its 'error' event, not by the timer.
   const keepAlive = new PeriodicTimer(options.timing.keepAliveMs, () => void res.write(': keep-alive\n\n'), () => end());
   keepAlive.start();

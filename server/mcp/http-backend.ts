@@ -81,27 +81,18 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
         throw error;
       }
       const internalId = parsePublicId('task', taskId)!;
+      // As the event stream does: a revoked key or a stop ends the following at once.
       const terminal = await new Promise<unknown>((resolve, reject) => {
-        let finished = false;
-        const finish = (settle: () => void) => {
-          if (finished) return;
-          finished = true;
-          signal.removeEventListener('abort', stop);
-          unsubscribe();
-          forget();
-          unwatchKey();
-          releaseSlot();
-          settle();
-        };
-        const stop = () => finish(() => resolve(null));
-        const forget = following.streams.add(stop);
-        // As the event stream does: a revoked key stops following at once.
-        const unwatchKey = services.keyRevocations.watch(following.keyId, stop);
-        const unsubscribe = following.feeds.subscribe(internalId, 0, {
+        const stopFollowing = following.streams.follow({ feeds: following.feeds, keyRevocations: services.keyRevocations }, following.keyId, releaseSlot, internalId, 0, {
           steps: (steps) => steps.forEach(onStep),
-          done: (task) => finish(() => resolve(task)),
-          failed: (error) => finish(() => reject(error)),
+          done: resolve,
+          failed: reject,
+          stopped: () => resolve(null),
         });
+        const stop = () => {
+          stopFollowing();
+          resolve(null);
+        };
         if (signal.aborted) stop();
         else signal.addEventListener('abort', stop, { once: true });
       });

@@ -68,17 +68,10 @@ export function streamTaskEvents(timing: StreamTiming = CONTRACT_TIMING) {
       const { eventStreams: streams, stepFeeds: feeds } = services;
       const afterSeq = parseAfterSeq(req);
       const task = await loadTaskForCaller(services.db, principal, params.id!);
-      const start = { taskId: task.id, afterSeq, keyId: principal.keyId, releaseSlot: streams.claim(principal.keyId) };
-      const stream = openEventStream(req, res, {
-        timing,
-        streams,
-        onEnd: () => {
-          unsubscribe();
-          unwatchKey();
-          start.releaseSlot();
-        },
-      });
-      const unsubscribe = feeds.subscribe(start.taskId, start.afterSeq, {
+      const releaseSlot = streams.claim(principal.keyId);
+      let stopFollowing: () => void = () => undefined;
+      const stream = openEventStream(req, res, { timing, onEnd: () => stopFollowing() });
+      stopFollowing = streams.follow({ feeds, keyRevocations: services.keyRevocations }, principal.keyId, releaseSlot, task.id, afterSeq, {
         steps: (steps) => {
           for (const step of steps) stream.send('step', step, step.seq);
         },
@@ -90,9 +83,8 @@ export function streamTaskEvents(timing: StreamTiming = CONTRACT_TIMING) {
           services.log.error({ err: error, requestId }, 'task event stream failed');
           stream.end();
         },
+        stopped: (closeConnection) => stream.end(closeConnection),
       });
-      // Dropping the connection as a shutdown does: the key may not resume.
-      const unwatchKey = services.keyRevocations.watch(start.keyId, () => stream.end(true));
       // A client that left while the task was looked up closed before the stream's
       // listeners: its stream (and its key's slot) must not wait for the 300 s to end.
       if (res.socket === null || res.socket.destroyed) stream.end();
