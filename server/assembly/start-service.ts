@@ -37,7 +37,8 @@ import type { ReconnectReason } from '../gateway/device-socket-gateway';
 import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
 import { openObjectStore } from '../storage';
-import { AuthFailureThrottle } from '../http/auth-failure-throttle';
+import { AuthFailureThrottle } from '../domain/rate-limit/auth-failure-throttle';
+import { clientAddress, TrustedProxies } from '../http/client-address';
 import { createRequestRouter, createUpgradeRouter, type Readiness } from './entry-points';
 import { ServiceMetrics } from '../metrics/service-metrics';
 import { deviceAdoption, deviceIdleSuspend, deviceMeteringHeartbeat } from '../jobs/device-workers';
@@ -161,6 +162,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     [TASK_CHANNEL, KEY_REVOKED_CHANNEL, SESSION_CHANNEL, OUTBOX_CHANNEL],
     databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'notification handling failed')),
   );
+  const trustedProxies = new TrustedProxies(config.http.trustedProxies);
   const services: Services = {
     config,
     db: database.db,
@@ -172,7 +174,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     browserPool,
     authenticator: new Authenticator(keyRecordLoader(database.db), lastUsedRecorder(database.db)),
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
-    authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, config.http.trustedProxies, limiterStore),
+    authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, (req) => clientAddress(req, trustedProxies), limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
     notifications,
     taskChannel: new TaskChannel(notifications),

@@ -21,7 +21,7 @@ import type { SessionRow } from '../domain/sessions/session-resource';
 import { offeredSessionToken } from '../domain/sessions/session-token';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { hashSecret, secretMatches } from '../domain/secret-hash';
-import type { AuthFailureThrottle } from './auth-failure-throttle';
+import type { AuthFailureThrottle } from '../domain/rate-limit/auth-failure-throttle';
 import { CONSOLE_COOKIE, readCookie } from './cookies';
 
 /** The header an opened answer link's page sends its access token in: never a URL, so never a log line. */

@@ -9,7 +9,7 @@ import type { CursorCodec } from '../domain/pagination/cursor';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import type { Notifications } from '../domain/channels/notifications';
 import type { TaskChannel } from '../domain/channels/task-channel';
-import type { AuthFailureThrottle } from '../http/auth-failure-throttle';
+import type { AuthFailureThrottle } from '../domain/rate-limit/auth-failure-throttle';
 import type { Logger } from '../core/log';
 import type { Recorder } from '../artifacts/recorder';
 import type { ObjectStore } from '../storage';

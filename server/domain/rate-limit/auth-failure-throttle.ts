@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { LimiterStore } from '../domain/rate-limit/limiter-store';
-import { ApiError } from '../core/errors';
-import { clientAddress, TrustedProxies } from './client-address';
+import { ApiError } from '../../core/errors';
+import type { LimiterStore } from './limiter-store';
 
 export interface AuthFailureSettings {
   /** Failures an address may make in one window. */
@@ -28,12 +27,13 @@ export class AuthFailureThrottle {
   private constructor(
     private readonly failures: RateLimiterAbstract,
     private readonly limit: number,
-    private readonly proxies: TrustedProxies,
+    /** Where a request comes from (http/client-address.ts: its client behind trusted proxies). */
+    private readonly addressOf: (req: IncomingMessage) => string,
   ) {}
 
-  static async create(settings: AuthFailureSettings, trustedProxies: readonly string[], store: LimiterStore): Promise<AuthFailureThrottle> {
+  static async create(settings: AuthFailureSettings, addressOf: (req: IncomingMessage) => string, store: LimiterStore): Promise<AuthFailureThrottle> {
     const failures = await store.limiter({ points: settings.limit, duration: settings.windowSecs, keyPrefix: 'auth_failure' });
-    return new AuthFailureThrottle(failures, settings.limit, new TrustedProxies(trustedProxies));
+    return new AuthFailureThrottle(failures, settings.limit, addressOf);
   }
 
   /**
@@ -68,7 +68,7 @@ export class AuthFailureThrottle {
   }
 
   private keyOf(req: IncomingMessage): string {
-    const address = clientAddress(req, this.proxies);
+    const address = this.addressOf(req);
     if (!address.includes(':') || !ipaddr.IPv6.isValid(address)) return address;
     return `${ipaddr.IPv6.networkAddressFromCIDR(`${address}/${IPV6_PREFIX_BITS}`).toNormalizedString()}/${IPV6_PREFIX_BITS}`;
   }
