@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiErrorCode } from '../core/errors';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
-import type { EventStreams } from '../http/event-stream';
+import type { EventStreams } from '../domain/tasks/event-streams';
 import type { CallerOf, CallerRule } from '../http/resolve-caller';
 import type { Services } from '../services/services';
 

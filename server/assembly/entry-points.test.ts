@@ -9,7 +9,7 @@ import { ServiceMetrics, type MetricSources } from '../metrics/service-metrics';
 import type { Services } from '../services/services';
 import { createRequestRouter, createUpgradeRouter } from './entry-points';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
-import { EventStreams } from '../http/event-stream';
+import { EventStreams } from '../domain/tasks/event-streams';
 
 let server: Server | undefined;
 

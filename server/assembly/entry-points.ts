@@ -6,7 +6,7 @@ import { maskApiKey, parseApiKey } from '../domain/keys/api-key-format';
 import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
 import { SOCKET_PATHS } from '../domain/socket-paths';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
-import type { EventStreams } from '../http/event-stream';
+import type { EventStreams } from '../domain/tasks/event-streams';
 import type { DeviceSocketGateway } from '../gateway/device-socket-gateway';
 import { bearerOf, resolveCaller, type CallerRule, type UpgradeCallerRule } from '../http/resolve-caller';
 import { createRouteLabeler } from '../metrics/route-label';

@@ -7,7 +7,7 @@ import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
 import { createMcpHandler } from '../mcp/mcp-route';
 import { listeningUrl } from './listening-url';
 import { newRequestId } from './v1-handler';
-import { EventStreams } from '../http/event-stream';
+import { EventStreams } from '../domain/tasks/event-streams';
 import { answerClientError } from '../http/client-error';
 import { ConnectionHonouringResponse } from '../http/connection-close';
 import { BrowserPool, createBrowserProvider } from '../browser';

@@ -7,7 +7,7 @@ import { parsePublicId } from '../domain/ids';
 import type { Principal } from '../domain/keys/principal';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { resolveCaller } from '../http/resolve-caller';
-import type { EventStreams } from '../http/event-stream';
+import type { EventStreams } from '../domain/tasks/event-streams';
 import type { Services } from '../services/services';
 import { t } from '../trpc/init';
 import { unwrapTrpcError } from '../trpc/unwrap-trpc-error';

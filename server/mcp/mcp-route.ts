@@ -4,7 +4,7 @@ import { ApiError } from '../core/errors';
 import { protectedResourceMetadataUrl } from '../domain/mcp-oauth/oauth-urls';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { resolveCaller } from '../http/resolve-caller';
-import type { EventStreams } from '../http/event-stream';
+import type { EventStreams } from '../domain/tasks/event-streams';
 import { readJsonBody } from '../http/read-json-body';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';

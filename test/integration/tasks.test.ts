@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
 import { streamTaskEvents } from '../../server/api/tasks/stream-task-events';
 import { rawEntryHandler } from '../../server/assembly/v1-handler';
-import { EventStreams } from '../../server/http/event-stream';
+import { EventStreams } from '../../server/domain/tasks/event-streams';
 import { parsePublicId } from '../../server/domain/ids';
 import { TaskStepFeeds } from '../../server/domain/tasks/task-step-feeds';
 import { apiClient, type ApiCall } from '../support/http';
