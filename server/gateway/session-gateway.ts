@@ -14,7 +14,7 @@ import type { CallerOf } from '../http/resolve-caller';
 import type { Services } from '../services/services';
 import { DeviceSocketGateway, RECONNECT_CLOSES, type Admission, type ReconnectReason } from './device-socket-gateway';
 import { DeviceViews, type SharedView } from './device-views';
-import { SessionRecordings } from './session-recordings';
+import { SessionRecordings } from '../artifacts/session-recordings';
 import { ClientMessageSchema, CLOSE, MAX_BUFFERED_FRAME_BYTES, type InputRefusal } from './gateway-messages';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;

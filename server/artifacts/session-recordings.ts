@@ -1,11 +1,11 @@
 import type { SessionRow } from '../domain/sessions/session-resource';
-import type { ActiveRecording, Recorder } from '../artifacts/recorder';
+import type { ActiveRecording, Recorder } from './recorder';
 
 /**
  * A live-view session is recorded while at least one of its sockets is open on the
- * device's host: the first socket starts a recording, the last one to close finishes it
- * (a session watched again later gets another; GET /v1/sessions/{id}/recording serves the
- * latest).
+ * device's host (the live-view gateway tells which open and close): the first socket
+ * starts a recording, the last one to close finishes it (a session watched again later
+ * gets another; GET /v1/sessions/{id}/recording serves the latest).
  */
 export class SessionRecordings {
   readonly #open = new Map<string, { sockets: number; recording: Promise<ActiveRecording> }>();
