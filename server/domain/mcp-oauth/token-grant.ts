@@ -23,6 +23,19 @@ const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 const dead = () => new OAuthError('invalid_grant', 'The authorization code or refresh token is invalid, expired, used or revoked.');
 
+/** The token endpoint's request (RFC 6749 §4.1.3, §6), its form's parameters: a code exchanged or a refresh. */
+export function grantTokens(db: Db, client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
+  const required = (name: string) => {
+    const value = form.get(name);
+    if (value === null) throw new OAuthError('invalid_request', `${name} is required.`);
+    return value;
+  };
+  const grantType = form.get('grant_type');
+  if (grantType === 'authorization_code') return exchangeCode(db, client, { code: required('code'), redirectUri: form.get('redirect_uri'), codeVerifier: form.get('code_verifier'), resource: form.get('resource') });
+  if (grantType === 'refresh_token') return refreshTokens(db, client, { refreshToken: required('refresh_token'), scope: form.get('scope'), resource: form.get('resource') });
+  throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+}
+
 /**
  * grant_type=authorization_code: the code is single use, within 60 s, by the client it
  * was issued to, with the redirect URI it was issued for and the PKCE verifier of its

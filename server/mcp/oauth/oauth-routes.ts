@@ -6,7 +6,7 @@ import { authorizationServerMetadata, protectedResourceMetadata } from '../../do
 import { OAUTH_PATHS } from '../../domain/mcp-oauth/oauth-urls';
 import { registerClient } from '../../domain/mcp-oauth/register-client';
 import { revokeTokenOfClient } from '../../domain/mcp-oauth/revoke-grant';
-import { exchangeCode, refreshTokens } from '../../domain/mcp-oauth/token-grant';
+import { grantTokens } from '../../domain/mcp-oauth/token-grant';
 import { clientAddress, TrustedProxies } from '../../http/client-address';
 import { readJsonBody } from '../../http/read-json-body';
 import type { Services } from '../../services/services';
@@ -42,18 +42,7 @@ export function createOAuthHandler(services: Services) {
       async handle(req, res) {
         const form = await readForm(req);
         const client = await authenticateClient(services.db, clientCredentials(req, form));
-        const grantType = form.get('grant_type');
-        if (grantType === 'authorization_code') {
-          const code = form.get('code');
-          if (code === null) throw new OAuthError('invalid_request', 'code is required.');
-          return sendOAuthJson(res, 200, await exchangeCode(services.db, client, { code, redirectUri: form.get('redirect_uri'), codeVerifier: form.get('code_verifier'), resource: form.get('resource') }));
-        }
-        if (grantType === 'refresh_token') {
-          const refreshToken = form.get('refresh_token');
-          if (refreshToken === null) throw new OAuthError('invalid_request', 'refresh_token is required.');
-          return sendOAuthJson(res, 200, await refreshTokens(services.db, client, { refreshToken, scope: form.get('scope'), resource: form.get('resource') }));
-        }
-        throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+        sendOAuthJson(res, 200, await grantTokens(services.db, client, form));
       },
     },
     [OAUTH_PATHS.revoke]: {
