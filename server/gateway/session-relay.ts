@@ -1,5 +1,5 @@
 import { WebSocket, type RawData } from 'ws';
-import { MAX_BODY_BYTES } from '../http/read-body';
+import { readBody } from '../http/read-body';
 import { isFrameMessage, MAX_BUFFERED_FRAME_BYTES } from './gateway-messages';
 
 /** Marks a handshake one gateway relays to another, which must not relay it further. */
@@ -55,24 +55,17 @@ export function openRelay(internalUrl: string, pathAndQuery: string, protocols: 
       });
     });
     upstream.once('unexpected-response', (request, response) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        // A refusal is a short error body; anything past 1 MiB is not one and is not held.
-        if (size > MAX_BODY_BYTES) {
-          request.destroy();
-          reject(new Error('the device host answered the relay with an oversized body'));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      response.on('end', () => {
-        const retryAfter = response.headers['retry-after'];
-        const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
-        reject(new RelayRefused(response.statusCode ?? 502, Buffer.concat(chunks).toString('utf8'), headers));
-      });
-      response.on('error', reject);
+      readBody(response)
+        .then((body) => {
+          // A refusal is a short error body; anything past 1 MiB is not one and is not held.
+          if (body === null) {
+            request.destroy();
+            throw new Error('the device host answered the relay with an oversized body');
+          }
+          const retryAfter = response.headers['retry-after'];
+          reject(new RelayRefused(response.statusCode ?? 502, body.toString('utf8'), retryAfter === undefined ? {} : { 'Retry-After': retryAfter }));
+        })
+        .catch(reject);
     });
     upstream.once('error', reject);
   });
