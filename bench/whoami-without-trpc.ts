@@ -6,7 +6,7 @@ import { whoami } from '../server/domain/keys/whoami';
 import { LimiterStore } from '../server/domain/rate-limit/limiter-store';
 import { RateLimiter } from '../server/domain/rate-limit/rate-limiter';
 import { sendErrorResponse } from '../server/trpc/send-error';
-import { newRequestId } from '../server/assembly/v1-handler';
+import { newPublicId } from '../server/domain/ids';
 import { createLogger } from '../server/core/log';
 import { bearerOf } from '../server/http/resolve-caller';
 
@@ -22,7 +22,7 @@ const log = createLogger('warn');
 const rateLimiter = await RateLimiter.create({ perSecond: 1_000_000, burst: 1_000_000 }, LimiterStore.open('memory', databaseUrl));
 
 createServer((req, res) => {
-  const requestId = newRequestId();
+  const requestId = newPublicId('request');
   res.setHeader('X-Request-Id', requestId);
   authenticator
     .authenticate(bearerOf(req))

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError, serviceUnavailable } from '../core/errors';
 import type { Logger } from '../core/log';
 import { maskApiKey, parseApiKey } from '../domain/keys/api-key-format';
+import { newPublicId } from '../domain/ids';
 import { OAUTH_PATHS } from '../domain/mcp-oauth/oauth-urls';
 import { SOCKET_PATHS } from '../domain/socket-paths';
 import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
@@ -15,10 +16,10 @@ import type { Services } from '../services/services';
 import { CONSOLE_ARTIFACTS_PREFIX } from '../console/console-artifact-urls';
 import { createConsoleArtifactsHandler } from '../console/console-artifacts';
 import { CONSOLE_API_PREFIX, createConsoleHandler } from '../console/console-handler';
-import { MCP_PATH } from '../mcp/mcp-route';
+import { createMcpHandler, MCP_PATH } from '../mcp/mcp-route';
 import { sendErrorResponse } from '../trpc/send-error';
 import { sendDocsPage, sendScalarBundle } from './docs-page';
-import { createV1Dispatcher, newRequestId } from './v1-handler';
+import { createV1Dispatcher } from './v1-handler';
 
 export interface RequestRouterOptions {
   services: Services;
@@ -29,8 +30,6 @@ export interface RequestRouterOptions {
   /** Ready once started while the database and the browser provider answer; otherwise why not. */
   readiness: () => Promise<Readiness>;
   metrics: ServiceMetrics;
-  /** The MCP server over Streamable HTTP (server/mcp); absent, /mcp is 404. */
-  mcp?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
   /** The authorization server of /mcp and its metadata (server/mcp/oauth). */
   oauth?: (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>;
   /** Next.js request handler for the console; null when the console is not served. */
@@ -65,7 +64,8 @@ interface Entrance {
  */
 function entrances(options: RequestRouterOptions): Entrance[] {
   const { services } = options;
-  const v1 = createV1Dispatcher({ ...services, stepFeeds: options.stepFeeds, eventStreams: options.eventStreams });
+  const entryServices = { ...services, stepFeeds: options.stepFeeds, eventStreams: options.eventStreams };
+  const v1 = createV1Dispatcher(entryServices);
   const handleConsoleApi = createConsoleHandler(services);
   const handleConsoleArtifact = createConsoleArtifactsHandler(services);
   const openApiJson = JSON.stringify(options.openApiDocument());
@@ -99,7 +99,7 @@ function entrances(options: RequestRouterOptions): Entrance[] {
     { path: '/docs', match: 'exact', caller: 'anyone', serve: (_req, res) => sendDocsPage(res) },
     { path: '/docs/', match: 'exact', caller: 'anyone', label: () => 'console', serve: (_req, res) => sendDocsPage(res) },
     { path: '/docs/scalar.js', match: 'exact', caller: 'anyone', label: () => 'console', serve: (_req, res) => sendScalarBundle(res) },
-    ...(options.mcp === undefined ? [] : [{ path: MCP_PATH, match: 'exact', caller: 'mcp_bearer', serve: options.mcp } satisfies Entrance]),
+    { path: MCP_PATH, match: 'exact', caller: 'mcp_bearer', serve: createMcpHandler(entryServices) },
     ...oauthPaths,
     { path: '/v1', match: 'exact', caller: 'per_route', label: (method) => v1.label(method, '/'), serve: (req, res, requestId) => v1.handle(req, res, requestId) },
     { path: '/v1/', match: 'prefix', caller: 'per_route', label: (method, path) => v1.label(method, path.slice('/v1'.length)), serve: (req, res, requestId) => v1.handle(req, res, requestId) },
@@ -129,7 +129,7 @@ export function createRequestRouter(options: RequestRouterOptions) {
   });
 
   return async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = newRequestId();
+    const requestId = newPublicId('request');
     res.setHeader('X-Request-Id', requestId);
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const method = req.method ?? 'GET';

@@ -4,9 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
 import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
-import { createMcpHandler } from '../mcp/mcp-route';
 import { listeningUrl } from './listening-url';
-import { newRequestId } from './v1-handler';
 import { EventStreams } from '../domain/tasks/event-streams';
 import { answerClientError } from '../http/client-error';
 import { ConnectionHonouringResponse } from '../http/connection-close';
@@ -226,7 +224,6 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     openApiDocument: () => buildOpenApiDocument(config.http.publicUrl),
     readiness,
     metrics,
-    mcp: createMcpHandler(services, stepFeeds, eventStreams, newRequestId),
     oauth: createOAuthHandler(services),
     console: nextConsole?.handle ?? null,
   });
@@ -239,7 +236,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
       res.end();
     });
   });
-  server.on('clientError', answerClientError(log, newRequestId));
+  server.on('clientError', answerClientError(log));
   server.on('upgrade', createUpgradeRouter({ liveView: gateway, cdp: cdpGateway, console: nextConsole?.upgrade ?? null }));
 
   await new Promise<void>((resolve, reject) => {

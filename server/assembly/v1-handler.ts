@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { callTRPCProcedure } from '@trpc/server';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
@@ -162,8 +161,4 @@ function unmatched(res: ServerResponse, routes: readonly V1Route[], path: string
   if (allowed.length === 0) return new ApiError('not_found');
   res.setHeader('Allow', allowed.join(', '));
   return new ApiError('method_not_allowed');
-}
-
-export function newRequestId(): string {
-  return `req_${randomUUID()}`;
 }

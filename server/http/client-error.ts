@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../core/errors';
+import { newPublicId } from '../domain/ids';
 import type { Logger } from '../core/log';
 
 // Node's own answer to what it cannot parse is a bare `400 Bad Request` that nobody logs;
@@ -28,14 +29,14 @@ const DEFAULT_MESSAGE = 'The request is not valid HTTP/1.1.';
  * `invalid_request` with the CONTRACT.md body and `Connection: close`: the connection
  * cannot be read further. No answer is written over a response already under way.
  */
-export function answerClientError(log: Logger, newRequestId: () => string) {
+export function answerClientError(log: Logger) {
   return function onClientError(error: ClientError, socket: Socket): void {
     // A client that hung up has nobody to answer.
     if (error.code === 'ECONNRESET' || !socket.writable || responseUnderWay(socket)) {
       socket.destroy();
       return;
     }
-    const requestId = newRequestId();
+    const requestId = newPublicId('request');
     log.warn({ requestId, code: error.code, reason: error.reason, bytesParsed: error.bytesParsed }, 'unparseable request refused');
     answerOnSocket(socket, 400, JSON.stringify(new ApiError('invalid_request', { message: MESSAGES[error.code ?? ''] ?? DEFAULT_MESSAGE }).toBody(requestId)), requestId);
   };

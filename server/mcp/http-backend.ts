@@ -1,33 +1,17 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import { appRouter } from '../api/router';
+import type { EntryServices } from '../api/entry-point';
 import { findStepScreenshot, getStepScreenshot } from '../api/tasks/get-step-screenshot';
 import { ApiError, asApiError } from '../core/errors';
-import { parsePublicId } from '../domain/ids';
+import { newPublicId, parsePublicId } from '../domain/ids';
 import type { Principal } from '../domain/keys/principal';
-import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { resolveCaller } from '../http/resolve-caller';
-import type { EventStreams } from '../domain/tasks/event-streams';
-import type { Services } from '../services/services';
 import { t } from '../trpc/init';
 import { unwrapTrpcError } from '../trpc/unwrap-trpc-error';
 import type { OperatorBackend } from './tools';
 
 const createCaller = t.createCallerFactory(appRouter);
-
-/**
- * The tools of /mcp on the service: each one calls the tRPC procedure of its REST route
- * with the MCP request's own `Authorization`, so authentication, rate limit, scope,
- * entitlement and tenancy are exactly the REST API's. Every call gets a request id of its
- * own and a response object of its own (the rate-limit headers of inner calls must not
- * touch the MCP response, which may already be streaming).
- */
-export interface McpFollowing {
-  feeds: TaskStepFeeds;
-  /** run_task holds one of the key's event-stream slots while it follows a task, and ends at shutdown like a stream. */
-  streams: EventStreams;
-  keyId: string;
-}
 
 /** The MCP request: its id (tool errors without a call of their own quote it), and who /mcp authenticated. */
 export interface McpRequest {
@@ -36,7 +20,15 @@ export interface McpRequest {
   principal: Principal;
 }
 
-export function httpBackend(services: Services, following: McpFollowing, mcp: McpRequest, newRequestId: () => string): OperatorBackend {
+/**
+ * The tools of /mcp on the service: each one calls the tRPC procedure of its REST route
+ * with the MCP request's own `Authorization`, so authentication, rate limit, scope,
+ * entitlement and tenancy are exactly the REST API's. Every call gets a request id of its
+ * own and a response object of its own (the rate-limit headers of inner calls must not
+ * touch the MCP response, which may already be streaming). run_task holds one of the
+ * key's event-stream slots while it follows a task, and ends at shutdown like a stream.
+ */
+export function httpBackend(services: EntryServices, mcp: McpRequest): OperatorBackend {
   const { req } = mcp;
   // The request id of each failed call, so its tool error quotes the id its logs and audit carry.
   const failedCalls = new WeakMap<object, string>();
@@ -47,7 +39,7 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
    * limit, scope and entitlement without authenticating the bearer again.
    */
   const call = async <T>(work: (caller: Caller) => Promise<T>, request: IncomingMessage = req, principal: Principal | undefined = mcp.principal): Promise<T> => {
-    const requestId = newRequestId();
+    const requestId = newPublicId('request');
     try {
       return await work(createCaller({ requestId, req: request, res: new ServerResponse(request), services, bodyError: null, authenticated: principal }));
     } catch (error) {
@@ -72,7 +64,8 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
     },
     async runTask(deviceId, body, onStep, signal) {
       // The slot first: a key at its limit of streams gets 429 too_many_streams, and no task.
-      const releaseSlot = following.streams.claim(following.keyId);
+      const { keyId } = mcp.principal;
+      const releaseSlot = services.eventStreams.claim(keyId);
       let taskId: string;
       try {
         taskId = (await call((caller) => caller.submitTask({ ...body, id: deviceId }))).id;
@@ -83,7 +76,7 @@ export function httpBackend(services: Services, following: McpFollowing, mcp: Mc
       const internalId = parsePublicId('task', taskId)!;
       // As the event stream does: a revoked key or a stop ends the following at once.
       const terminal = await new Promise<unknown>((resolve, reject) => {
-        const stopFollowing = following.streams.follow({ feeds: following.feeds, keyRevocations: services.keyRevocations }, following.keyId, releaseSlot, internalId, 0, {
+        const stopFollowing = services.eventStreams.follow({ feeds: services.stepFeeds, keyRevocations: services.keyRevocations }, keyId, releaseSlot, internalId, 0, {
           steps: (steps) => steps.forEach(onStep),
           done: resolve,
           failed: reject,

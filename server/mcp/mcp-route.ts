@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { EntryServices } from '../api/entry-point';
 import { ApiError } from '../core/errors';
 import { protectedResourceMetadataUrl } from '../domain/mcp-oauth/oauth-urls';
-import type { TaskStepFeeds } from '../domain/tasks/task-step-feeds';
 import { resolveCaller } from '../http/resolve-caller';
-import type { EventStreams } from '../domain/tasks/event-streams';
 import { readJsonBody } from '../http/read-json-body';
-import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
 import { httpBackend } from './http-backend';
 import { stampRequestId } from './stamp-request-id';
@@ -21,7 +19,7 @@ export const MCP_PATH = '/mcp';
  * naming the protected resource metadata, then the rate limit's 429) before anything is
  * read; each tool's procedure then checks the scope it needs.
  */
-export function createMcpHandler(services: Services, feeds: TaskStepFeeds, streams: EventStreams, newRequestId: () => string) {
+export function createMcpHandler(services: EntryServices) {
   return async function handleMcp(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     try {
       const { principal } = await resolveCaller(services, req, res, { kind: 'mcp_bearer' });
@@ -31,7 +29,7 @@ export function createMcpHandler(services: Services, feeds: TaskStepFeeds, strea
       }
       const body = await readJsonBody(req);
       if (!body.ok) throw body.error;
-      const server = createOperatorMcpServer(httpBackend(services, { feeds, streams, keyId: principal.keyId }, { req, requestId, principal }, newRequestId));
+      const server = createOperatorMcpServer(httpBackend(services, { req, requestId, principal }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       const send = transport.send.bind(transport);
       transport.send = (message, options) => send(stampRequestId(message, requestId), options);
