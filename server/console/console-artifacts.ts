@@ -5,11 +5,13 @@ import { operatorTaskId } from '../domain/console/organization-activity';
 import { decodePathSegment } from '../http/path-segment';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
-import { CONSOLE_ARTIFACTS_PREFIX } from './console-artifact-urls';
+import { CONSOLE_ARTIFACT_PATHS, CONSOLE_ARTIFACTS_PREFIX } from './console-artifact-urls';
 import { resolveCaller } from '../http/resolve-caller';
 
-const STEP_SCREENSHOT = /^tasks\/([^/]+)\/steps\/([^/]+)\/screenshot\/?$/;
-const RECORDING = /^tasks\/([^/]+)\/recording\/?$/;
+/** A route's template as a pattern of the path under the prefix (a trailing slash allowed), its parameters as named groups. */
+const pattern = (template: string) => new RegExp(`^${template.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}/?$`);
+const STEP_SCREENSHOT = pattern(CONSOLE_ARTIFACT_PATHS.stepScreenshot);
+const RECORDING = pattern(CONSOLE_ARTIFACT_PATHS.recording);
 
 /**
  * The console's byte routes: a task's step screenshots and its recording for the signed-in
@@ -36,14 +38,14 @@ export function createConsoleArtifactsHandler(services: Services): (req: Incomin
       await services.authThrottle.refuseIfBlocked(req);
       await resolveCaller(services, req, res, { kind: 'operator', from: 'console_page' });
       const path = (req.url ?? '').split('?', 1)[0]!.slice(CONSOLE_ARTIFACTS_PREFIX.length);
-      const screenshot = STEP_SCREENSHOT.exec(path);
-      if (screenshot !== null) {
-        const taskId = await operatorTaskId(services.db, decodePathSegment(screenshot[1]!));
-        return await sendStepScreenshot(services, req, res, taskId, screenshot[2]!);
+      const screenshot = STEP_SCREENSHOT.exec(path)?.groups;
+      if (screenshot !== undefined) {
+        const taskId = await operatorTaskId(services.db, decodePathSegment(screenshot.id!));
+        return await sendStepScreenshot(services, req, res, taskId, screenshot.seq!);
       }
-      const recording = RECORDING.exec(path);
-      if (recording !== null) {
-        const taskId = await operatorTaskId(services.db, decodePathSegment(recording[1]!));
+      const recording = RECORDING.exec(path)?.groups;
+      if (recording !== undefined) {
+        const taskId = await operatorTaskId(services.db, decodePathSegment(recording.id!));
         return await sendTaskRecording(services, req, res, taskId);
       }
       throw new ApiError('not_found');
