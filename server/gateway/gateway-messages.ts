@@ -18,7 +18,6 @@ export const ClientMessageSchema = z.strictObject({
     z.strictObject({ kind: z.literal('text'), text: z.string().min(1).max(10_000) }),
   ]),
 });
-export type ClientMessage = z.infer<typeof ClientMessageSchema>;
 
 /** The `frame` message of a screencast frame, encoded once for every socket that shows it. */
 export function encodeFrameMessage(frame: LiveFrame): Buffer {
