@@ -1,4 +1,4 @@
-import type { TargetFingerprint } from '../../browser/types';
+import type { ActionTarget, TargetFingerprint } from '../../browser/types';
 import type { AgentAction } from '../agent-action';
 
 /**
@@ -18,8 +18,15 @@ export interface CachedStep {
   page: string;
 }
 
+/**
+ * The kinds of action that act on an element. They are stored only with a fingerprint: a new
+ * kind with a `target` or `into` falls out of CachedAction's first member, so
+ * caching-planner.ts does not compile until it fingerprints and locates it too.
+ */
+type ElementActionKind = Extract<AgentAction, { target: ActionTarget } | { into: ActionTarget }>['kind'];
+
 export type CachedAction =
-  | Exclude<AgentAction, { kind: 'click' | 'type' | 'download' }>
+  | Exclude<AgentAction, { kind: ElementActionKind }>
   | { kind: 'click'; target: TargetFingerprint }
   | { kind: 'download'; target: TargetFingerprint }
   | { kind: 'type'; text: string; into: TargetFingerprint };
