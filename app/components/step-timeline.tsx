@@ -13,6 +13,8 @@ export type TimelineStep = {
   note: string | null;
   created_at: string;
   screenshot_url?: string | null;
+  /** Carried out from the task's cache entry, with no model call. */
+  replayed?: boolean;
 };
 
 const TYPE_COLOURS: Record<string, string> = { action: 'indigo', observation: 'gray', message: 'teal' };
@@ -42,6 +44,11 @@ export function StepTimeline({ steps }: { steps: TimelineStep[] }) {
                 {step.type}
               </Badge>
               {step.action !== null && <Code>{step.action}</Code>}
+              {step.replayed === true && (
+                <Badge size="sm" variant="outline" color="gray">
+                  replayed
+                </Badge>
+              )}
               <Text size="xs" c="dimmed" component="span">
                 <RelativeTime at={step.created_at} />
               </Text>

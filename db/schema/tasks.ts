@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { timestampMs } from './columns';
+import { taskCacheOutcomes } from './task-caches';
 
 export const taskStatuses = ['running', 'needs_human', 'succeeded', 'failed', 'canceled'] as const;
 export type TaskStatus = (typeof taskStatuses)[number];
@@ -43,6 +44,11 @@ export const tasks = pgTable(
     modelCalls: integer('model_calls').notNull().default(0),
     inputTokens: integer('input_tokens').notNull().default(0),
     outputTokens: integer('output_tokens').notNull().default(0),
+    /** The task's `cache_key`, or null; with it, `cache_outcome` says whether the run replayed (docs/api.md "Task caches"). */
+    cacheKey: text('cache_key'),
+    cacheOutcome: text('cache_outcome', { enum: taskCacheOutcomes }),
+    /** `usage.replayed_steps`: action steps carried out from the cache entry. */
+    replayedSteps: integer('replayed_steps').notNull().default(0),
   },
   (table) => [
     // The slot as a constraint: at most one live task per device, whatever races.
@@ -72,6 +78,10 @@ export const taskSteps = pgTable(
     note: text('note'),
     /** The JPEG of the page after the step, in the object store; null when none was taken (or it expired). */
     screenshotKey: text('screenshot_key'),
+    /** Carried out from the task's cache entry (the payload's `replayed`). */
+    replayed: boolean('replayed').notNull().default(false),
+    /** The decision as a cache entry stores it (NewStep.cache); only for tasks with a cache key. */
+    cache: jsonb('cache'),
     createdAt: timestampMs('created_at').notNull().defaultNow(),
   },
   (table) => [

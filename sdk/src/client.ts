@@ -15,6 +15,7 @@ export type Session = Schemas['Session'];
 export type SessionWithToken = Schemas['SessionWithToken'];
 export type Escalation = Schemas['Escalation'];
 export type EscalationResolution = Schemas['EscalationResolution'];
+export type TaskCache = Schemas['TaskCache'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
 export type AuditEvent = Schemas['AuditEvent'];
@@ -27,6 +28,7 @@ export type CreateWebhookEndpointParams = Schemas['CreateWebhookEndpointRequest'
 export type ResolveEscalationParams = Schemas['ResolveEscalationRequest'];
 export type ListDevicesParams = NonNullable<paths['/devices']['get']['parameters']['query']>;
 export type ListEscalationsParams = NonNullable<paths['/escalations']['get']['parameters']['query']>;
+export type ListTaskCachesParams = NonNullable<paths['/task_caches']['get']['parameters']['query']>;
 
 /** One event of `tasks.events()`: a step, then `done` with the terminal task. */
 export type TaskEvent = { type: 'step'; step: Step } | { type: 'done'; task: Task };
@@ -156,6 +158,17 @@ export class OperatorClient {
         else return event.task;
       }
       return this.tasks.get(task.id);
+    },
+  };
+
+  /** Replay cache entries: the stored steps of a successful task with a `cache_key`. */
+  readonly taskCaches = {
+    list: ({ cursor: start, ...params }: ListTaskCachesParams = {}): PagePromise<TaskCache> =>
+      new PagePromise((cursor) => unwrap(this.api.GET('/task_caches', { params: { query: { ...params, cursor } } })) as Promise<Page<TaskCache>>, start),
+    get: (id: string): Promise<TaskCache> => unwrap(this.api.GET('/task_caches/{id}', { params: { path: { id } } })),
+    /** The next task with its key runs with the planner again (a miss). */
+    delete: async (id: string): Promise<void> => {
+      await unwrap(this.api.DELETE('/task_caches/{id}', { params: { path: { id } } }));
     },
   };
 

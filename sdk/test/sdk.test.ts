@@ -69,6 +69,25 @@ describe('the README journey with the SDK', () => {
   });
 });
 
+describe('task caches with the SDK', () => {
+  it('runs with a cache_key (a miss, then a hit), lists, gets and deletes the entry', async () => {
+    const device = await operator.devices.create({ space_id: tenant.spaceId });
+    const first = await operator.tasks.run(device.id, formPrompt(), { cache_key: 'sdk.form' });
+    expect(first).toMatchObject({ status: 'succeeded', cache: { key: 'sdk.form', outcome: 'miss' } });
+    const steps: Step[] = [];
+    const second = await operator.tasks.run(device.id, formPrompt(), { cache_key: 'sdk.form', onStep: (step) => steps.push(step) });
+    expect(second).toMatchObject({ status: 'succeeded', result: 'Welcome, ada@example.com', cache: { outcome: 'hit' }, usage: { model_calls: 0, replayed_steps: 5 } });
+    expect(steps.filter((step) => step.type === 'action').every((step) => step.replayed)).toBe(true);
+
+    const [entry] = (await operator.taskCaches.list({ space_id: tenant.spaceId }).toArray()).filter((item) => item.key === 'sdk.form');
+    expect(entry).toMatchObject({ object: 'task_cache', hits: 1, prompt: formPrompt() });
+    expect((await operator.taskCaches.get(entry!.id)).id).toBe(entry!.id);
+    await operator.taskCaches.delete(entry!.id);
+    await expect(operator.taskCaches.get(entry!.id)).rejects.toBeInstanceOf(NotFoundError);
+    await operator.devices.delete(device.id);
+  });
+});
+
 describe('typed errors', () => {
   it('throws classes carrying code, status, request_id and param', async () => {
     const notFound = await operator.devices.get('dev_nope').catch((error: unknown) => error);

@@ -189,8 +189,8 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   return {
     wantsScreenshots: screenshots,
     maxCorrections: options.maxCorrections ?? 3,
-    async next({ prompt, observation, history, signal, outputSchema, confirmBefore }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
-      const text = renderPlannerMessage(withTaskRules(prompt, outputSchema, confirmBefore), history, observation, messageBudget);
+    async next({ prompt, observation, history, signal, outputSchema, confirmBefore, context }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
+      const text = renderPlannerMessage(withTaskRules(prompt, outputSchema, confirmBefore, context), history, observation, messageBudget);
       const messages: ModelMessage[] = [
         {
           role: 'user',
@@ -309,10 +309,12 @@ function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction | nul
 
 /**
  * What the task asks of the model beyond its prompt: the output schema its answer must
- * match, and the steps it must have a human confirm first (the agent enforces both).
+ * match, and the steps it must have a human confirm first (the agent enforces both); and
+ * while a replay heals, the cache entry it takes over from.
  */
-function withTaskRules(prompt: string, outputSchema: object | null, confirmBefore: readonly string[] | null): string {
+function withTaskRules(prompt: string, outputSchema: object | null, confirmBefore: readonly string[] | null, context: string | undefined): string {
   const rules: string[] = [];
+  if (context !== undefined) rules.push(context);
   if (outputSchema !== null) rules.push(`Finish with an answer that matches this JSON Schema: ${JSON.stringify(outputSchema)}`);
   if (confirmBefore !== null && confirmBefore.length > 0) {
     rules.push(`Call ask_human_confirm before any step that involves: ${confirmBefore.map((phrase) => JSON.stringify(phrase)).join(', ')}.`);

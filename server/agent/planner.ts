@@ -2,6 +2,7 @@ import type { PageObservation } from '../browser/types';
 import type { AgentAction } from './agent-action';
 import type { CorrectionReason } from './correction';
 import type { ModelCallUsage } from './model-usage';
+import type { CachedStep } from './replay/cached-step';
 import type { NewStep } from './step';
 
 export interface PlannerInput {
@@ -17,6 +18,11 @@ export interface PlannerInput {
   confirmBefore: readonly string[] | null;
   /** Aborted when the task is canceled or runs out of time; planners stop their I/O on it. */
   signal: AbortSignal;
+  /**
+   * What a model should know beyond the task: while a replay heals, the steps of the cache
+   * entry and where the page stopped matching them (replay/heal-context.ts). Absent otherwise.
+   */
+  context?: string;
 }
 
 export interface PlannerDecision {
@@ -25,6 +31,11 @@ export interface PlannerDecision {
   note: string | null;
   /** The model request this decision cost; absent for planners that call no model. */
   usage?: ModelCallUsage;
+  /**
+   * For a task with a cache key (replay/caching-planner.ts): the decision as the entry
+   * stores it (null when it cannot be stored), and whether it was replayed from the entry.
+   */
+  cache?: { step: CachedStep | null; replayed: boolean };
 }
 
 /** A model reply that cannot be carried out; the agent tells the model why and asks again. */

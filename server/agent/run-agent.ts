@@ -11,6 +11,7 @@ import type { AgentOutcome } from './outcome';
 import type { ModelCallUsage } from './model-usage';
 import { PlannerError, type Planner } from './planner';
 import { RepeatedActionCounter, REPEATS_BEFORE_WARNING } from './repeated-action';
+import type { CachedStep } from './replay/cached-step';
 import type { NewStep, RecordedStep } from './step';
 import { clampNote, describeAction, describeAnswer } from './step-text';
 
@@ -158,7 +159,7 @@ class AgentRun {
       }
       const { action } = reply;
       if (action.kind === 'finish') {
-        const finished = await this.#finishWith(action.answer);
+        const finished = await this.#finishWith(action.answer, reply.cache?.step);
         if (finished !== null) return finished;
         continue;
       }
@@ -166,7 +167,9 @@ class AgentRun {
       if (task.maxSteps !== null && this.#actionsTaken >= task.maxSteps) return this.#fail('max_steps_exceeded');
 
       const before = page;
-      const described = describeAction(action, before);
+      // A replayed step says what the step it repeats said (its target is now a marker selector).
+      const replayed = reply.cache?.replayed === true ? reply.cache.step : null;
+      const described = replayed?.described ?? describeAction(action, before);
       // A step the task marks as consequential waits for a human's yes (a no fails the task).
       if (confirmationNeeded(task.confirmBefore, action, before, this.#history, described)) {
         await this.#message(CONFIRM_REQUEST_ACTION, described);
@@ -193,6 +196,7 @@ class AgentRun {
         url: page.url,
         title: page.title,
         note: reply.note === null ? null : clampNote(reply.note),
+        ...(reply.cache === undefined ? {} : { cache: reply.cache.step, replayed: reply.cache.replayed }),
       });
       this.#actionsTaken += 1;
       this.#correctionsInARow = 0;
@@ -338,21 +342,24 @@ class AgentRun {
    * a planner that takes corrections is told so and planning goes on (null), and one that
    * does not, or has used them up, fails the task with `output_invalid`.
    */
-  async #finishWith(answer: JsonValue): Promise<AgentOutcome | null> {
+  async #finishWith(answer: JsonValue, cache?: CachedStep | null): Promise<AgentOutcome | null> {
     const output = this.#input.task.output;
     if (output !== null && !output.validate(answer)) {
       if (!this.#mayCorrect()) return this.#fail('output_invalid');
       await this.#correct('output_invalid');
       return null;
     }
-    return this.#succeed(answer);
+    return this.#succeed(answer, cache);
   }
 
   // The result and the question are stored too (task result, escalation, audit, events),
   // so they are cleaned like steps.
-  async #succeed(answer: JsonValue): Promise<AgentOutcome> {
+  async #succeed(answer: JsonValue, cache?: CachedStep | null): Promise<AgentOutcome> {
     const result = this.#masked(toStorableJson(answer));
-    await this.#message('answer', describeAnswer(result));
+    // A run ended by `finish` keeps that decision with its answer step, for the cache entry.
+    const url = this.#page?.url ?? null;
+    const title = this.#page?.title ?? null;
+    await this.#record({ type: 'message', action: 'answer', url, title, note: describeAnswer(result), ...(cache === undefined ? {} : { cache }) });
     return { status: 'succeeded', result };
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CachedStep } from './replay/cached-step';
 
 /**
  * A step as the agent records it; the caller adds `seq`, `task_id` and `created_at` to make
@@ -20,6 +21,7 @@ import { z } from 'zod';
  *   fix (element not found, navigation failed), or a warning that it repeated one action.
  *   `action` is `correction <reason>`, `note` the fixed sentence the model was told
  *   (correction.ts); never the model's own output.
+ * - `replayed`: an `action` step carried out from the task's cache entry (replay/).
  */
 export const StepTypeSchema = z.enum(['action', 'observation', 'message', 'correction']);
 export type StepType = z.infer<typeof StepTypeSchema>;
@@ -31,7 +33,16 @@ export const NewStepSchema = z.object({
   title: z.string().nullable(),
   note: z.string().nullable(),
 });
-export type NewStep = z.infer<typeof NewStepSchema>;
+export type NewStep = z.infer<typeof NewStepSchema> & {
+  /** Carried out from the task's cache entry, with no planner (the payload's `replayed`). */
+  replayed?: boolean;
+  /**
+   * For a task with a cache key: the decision as its entry would store it (an `action`
+   * step's, and the `answer` step's when a `finish` ended the run); null when its target
+   * could not be fingerprinted. Not part of the payload.
+   */
+  cache?: CachedStep | null;
+};
 
 /**
  * A step already stored for the task, handed back when a task resumes. Stored rows carry more

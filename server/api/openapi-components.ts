@@ -6,6 +6,7 @@ import { ResolveEscalationResultSchema } from '../domain/escalations/resolve-esc
 import { WhoamiSchema } from '../domain/keys/whoami';
 import { MintedSessionSchema, SessionSchema } from '../domain/sessions/session-resource';
 import { TakeoverResultSchema, ReleaseResultSchema } from '../domain/sessions/session-operations';
+import { TaskCacheSchema } from '../domain/task-caches/task-cache-resource';
 import { TaskSchema, TaskStatusSchema } from '../domain/tasks/task-resource';
 import { TaskStepSchema } from '../domain/tasks/task-steps';
 import { UsageRowSchema, UsageSchema } from '../domain/usage/usage';
@@ -24,6 +25,7 @@ export const namedResourceSchemas: Record<string, z.ZodType> = {
   DeviceStatus: DeviceStatusSchema,
   Task: TaskSchema,
   TaskStatus: TaskStatusSchema,
+  TaskCache: TaskCacheSchema,
   Session: SessionSchema,
   SessionWithToken: MintedSessionSchema,
   TakeoverResult: TakeoverResultSchema,

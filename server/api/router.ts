@@ -22,6 +22,9 @@ import { releaseProcedure } from './sessions/release';
 import { revokeSessionProcedure } from './sessions/revoke-session';
 import { takeOverProcedure } from './sessions/take-over';
 import { getUsageProcedure } from './usage/get-usage';
+import { deleteTaskCacheProcedure } from './task-caches/delete-task-cache';
+import { getTaskCacheProcedure } from './task-caches/get-task-cache';
+import { listTaskCachesProcedure } from './task-caches/list-task-caches';
 import { createWebhookEndpointProcedure } from './webhooks/create-webhook-endpoint';
 import { deleteWebhookEndpointProcedure } from './webhooks/delete-webhook-endpoint';
 import { getWebhookEndpointProcedure } from './webhooks/get-webhook-endpoint';
@@ -56,6 +59,9 @@ export const appRouter = router({
   getTask: getTaskProcedure,
   cancelTask: cancelTaskProcedure,
   listTaskFiles: listTaskFilesProcedure,
+  listTaskCaches: listTaskCachesProcedure,
+  getTaskCache: getTaskCacheProcedure,
+  deleteTaskCache: deleteTaskCacheProcedure,
   getUsage: getUsageProcedure,
   listEventTypes: listEventTypesProcedure,
   createWebhookEndpoint: createWebhookEndpointProcedure,

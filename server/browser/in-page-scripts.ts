@@ -71,6 +71,7 @@ export const HAS_TEXT_SCRIPT = inPage('hasText');
 export const SCROLL_SCRIPT = inPage('scroll');
 export const READ_LOCAL_STORAGE_SCRIPT = inPage('readLocalStorage');
 export const WRITE_LOCAL_STORAGE_SCRIPT = inPage('writeLocalStorage');
+export const LOCATE_FINGERPRINT_SCRIPT = inPage('locateFingerprint');
 
 /** Functions puppeteer calls with an element handle as their first argument. */
 export const CLEAR_FIELD_FUNCTION = inPage('clearField');
@@ -78,6 +79,7 @@ export const MASK_FIELD_FUNCTION = inPage('maskField');
 export const SELECT_OPTION_FUNCTION = inPage('selectOption');
 export const TAG_NAME_FUNCTION = inPage('tagName');
 export const DOM_CLICK_FUNCTION = inPage('domClick');
+export const FINGERPRINT_FUNCTION = inPage('fingerprintOf');
 export const FRAME_PLACEMENT_FUNCTION = inPage('framePlacement');
 
 /** Source of a script for evaluateOnNewDocument: installs same-tab navigation in a document. */

@@ -270,3 +270,30 @@ describe('allowed domains', () => {
     expect(await driver.textOf('#x')).toBe('inline');
   });
 });
+
+describe('fingerprint and locate (replay cache)', () => {
+  const html = (body: string) => `data:text/html,${encodeURIComponent(`<title>t</title>${body}`)}`;
+
+  it('fingerprints the element an action would target and finds it again after the page moved it', async () => {
+    await driver.navigate(html('<form><label>Email <input name="email" type="email"></label><button type="submit">Subscribe</button></form>'));
+    const button = await driver.fingerprint('Subscribe', 'click');
+    expect(button).toMatchObject({ tag: 'button', role: 'button', name: 'Subscribe', text: 'Subscribe', attributes: { type: 'submit' } });
+    expect(await driver.fingerprint('Email', 'field')).toMatchObject({ tag: 'input', role: 'textbox', name: 'Email', label: 'Email', attributes: { name: 'email', type: 'email' } });
+
+    await driver.navigate(html('<div><p>Join</p><button type="submit">Subscribe</button></div><form><label>Email <input name="email" type="email"></label></form>'));
+    const found = await driver.locate(button!);
+    expect(found.status).toBe('found');
+    if (found.status !== 'found') return;
+    await driver.click(found.target);
+    await expectActionError(driver.fingerprint('Nothing like this', 'click'), 'target_not_found');
+  });
+
+  it('answers missing for a renamed and moved element and ambiguous for two equal ones', async () => {
+    await driver.navigate(html('<form><button type="submit">Subscribe</button></form>'));
+    const button = (await driver.fingerprint('Subscribe', 'click'))!;
+    await driver.navigate(html('<p>Join</p><button type="submit">Sign me up</button>'));
+    expect(await driver.locate(button)).toEqual({ status: 'missing' });
+    await driver.navigate(html('<form><button type="submit">Subscribe</button><button type="submit">Subscribe</button></form>'));
+    expect(await driver.locate({ ...button, path: 'html:nth-of-type(1)>body:nth-of-type(1)>button:nth-of-type(1)' })).toEqual({ status: 'ambiguous' });
+  });
+});

@@ -13,14 +13,16 @@ import {
   MASK_FIELD_FUNCTION,
   TEXTS_OF_SCRIPT,
   DOM_CLICK_FUNCTION,
+  FINGERPRINT_FUNCTION,
   FIND_CLICK_TARGET_SCRIPT,
+  LOCATE_FINGERPRINT_SCRIPT,
   FIND_FIELD_SCRIPT,
   SAME_TAB_NAVIGATION_SCRIPT,
   SCROLL_SCRIPT,
   SELECT_OPTION_FUNCTION,
   TAG_NAME_FUNCTION,
 } from './in-page-scripts.js';
-import { MAX_OBSERVED_ELEMENTS } from './in-page/contract.js';
+import { MAX_OBSERVED_ELEMENTS, REPLAY_ATTRIBUTE } from './in-page/contract.js';
 import { openLiveView } from './live-view.js';
 import { downloadByClick } from './page-download.js';
 import {
@@ -39,6 +41,8 @@ import {
   type DownloadLimits,
   type EgressGate,
   type LiveView,
+  type LocatedTarget,
+  type TargetFingerprint,
   type PageDriver,
   type PageObservation,
 } from './types.js';
@@ -81,6 +85,8 @@ export class PuppeteerPageDriver implements PageDriver {
   private mainFrameNavigationUrl: string | null = null;
   /** What the refs of the last observation point at; refs are numbered across frames. */
   private refTargets = new Map<number, RefTarget>();
+  /** Marks handed out by locate(). */
+  private replayMarks = 0;
 
   private constructor(
     private readonly page: Page,
@@ -303,6 +309,26 @@ export class PuppeteerPageDriver implements PageDriver {
       const texts = await this.evaluateAfterLoad(() => this.page.mainFrame().evaluate(TEXTS_OF_SCRIPT, { selector, limit: 1_000 }));
       if (texts === null) throw new ActionError('target_not_found', `"${selector}" is not a valid CSS selector`);
       return texts;
+    });
+  }
+
+  async fingerprint(target: ActionTarget, purpose: 'click' | 'field'): Promise<TargetFingerprint | null> {
+    return this.run('target_not_found', `reading ${describeTarget(target)}`, async () => {
+      const element = await this.resolve(target, purpose);
+      try {
+        return element.frame === this.page.mainFrame() ? await element.evaluate(FINGERPRINT_FUNCTION) : null;
+      } finally {
+        await element.dispose();
+      }
+    });
+  }
+
+  async locate(fingerprint: TargetFingerprint): Promise<LocatedTarget> {
+    return this.run('target_not_found', 'finding a cached target', async () => {
+      // A fresh mark each time, so a selector of an earlier search never finds this one's element.
+      const marker = String((this.replayMarks += 1));
+      const found = await this.evaluateAfterLoad(() => this.page.mainFrame().evaluate(LOCATE_FINGERPRINT_SCRIPT, { fingerprint, marker }));
+      return found.status === 'found' ? { status: 'found', target: `[${REPLAY_ATTRIBUTE}="${marker}"]` } : found;
     });
   }
 

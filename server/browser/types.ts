@@ -1,5 +1,6 @@
 // The browser layer's public contract. Everything outside server/browser/ talks to
 // browsers through these types only; puppeteer-core is imported nowhere else.
+import type { TargetFingerprint } from './in-page/fingerprint-match.js';
 
 /** An element the agent may act on, as listed in an observation. */
 export interface InteractiveElement {
@@ -28,6 +29,14 @@ export interface PageObservation {
 
 /** A target is visible text or a CSS selector (offline language), or an element ref. */
 export type ActionTarget = string | { ref: number };
+
+export type { TargetFingerprint };
+
+/**
+ * Where the element a fingerprint describes is on the page now: a target the next action
+ * may use, or why there is none (nothing matches, or two elements match equally well).
+ */
+export type LocatedTarget = { status: 'found'; target: ActionTarget } | { status: 'missing' | 'ambiguous' };
 
 export type ActionErrorCode =
   | 'target_not_found'
@@ -94,6 +103,14 @@ export interface PageDriver {
    * an action runs makes that action throw ActionError('domain_not_allowed').
    */
   setAllowedDomains(domains: string[] | null): Promise<void>;
+  /**
+   * What identifies the element `target` names, found as a click (`click`) or typing
+   * (`field`) would find it, for the replay cache; null when it is inside a frame (the
+   * cache replays main-document targets only). Throws target_not_found like the action.
+   */
+  fingerprint(target: ActionTarget, purpose: 'click' | 'field'): Promise<TargetFingerprint | null>;
+  /** The element of the main document `fingerprint` describes, as the target of the next action. */
+  locate(fingerprint: TargetFingerprint): Promise<LocatedTarget>;
 }
 
 export interface DownloadLimits {

@@ -91,6 +91,10 @@ const EnvSchema = z.object({
   OPERATOR_TASK_TIMEOUT_SECS: positiveInt(1800),
   OPERATOR_TASK_LEASE_SECS: positiveInt(15),
   OPERATOR_TASK_WORKERS: positiveInt(10),
+  // Bounds of the replay cache (docs/api.md "Task caches"): steps and bytes per entry, entries per organization.
+  OPERATOR_TASK_CACHE_MAX_STEPS: positiveInt(200),
+  OPERATOR_TASK_CACHE_MAX_BYTES: positiveInt(256 * 1024),
+  OPERATOR_TASK_CACHE_MAX_ENTRIES: positiveInt(10_000),
 
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv,
   // With browserless on another machine and no internal address for the egress proxy
@@ -246,6 +250,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       taskTimeoutMs: e.OPERATOR_TASK_TIMEOUT_SECS * 1000,
       leaseMs: e.OPERATOR_TASK_LEASE_SECS * 1000,
       workers: e.OPERATOR_TASK_WORKERS,
+      /** A run past one of these is not stored as its cache key's entry (a step says so). */
+      taskCache: { maxSteps: e.OPERATOR_TASK_CACHE_MAX_STEPS, maxBytes: e.OPERATOR_TASK_CACHE_MAX_BYTES, maxEntries: e.OPERATOR_TASK_CACHE_MAX_ENTRIES },
     },
     webhooks: {
       allowPrivateDestinations: e.OPERATOR_ALLOW_PRIVATE_DESTINATIONS,

@@ -24,6 +24,7 @@ const ERROR_TABLE = {
   recording_not_found: { status: 404, message: 'No finished recording exists for this task or session yet.' },
   screenshot_not_found: { status: 404, message: 'This step has no screenshot.' },
   file_not_found: { status: 404, message: 'No such file.' },
+  task_cache_not_found: { status: 404, message: 'No such task cache entry.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this route.' },
   device_busy: { status: 409, message: "The device's task slot is held by another task." },
   device_not_ready: { status: 409, message: 'The device is not active.' },

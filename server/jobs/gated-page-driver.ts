@@ -13,6 +13,8 @@ export function gatedPageDriver(driver: PageDriver, gate: () => Promise<void>): 
     textsOf: (selector) => driver.textsOf(selector),
     screenshot: () => driver.screenshot(),
     setAllowedDomains: (domains) => driver.setAllowedDomains(domains),
+    fingerprint: (target, purpose) => driver.fingerprint(target, purpose),
+    locate: (fingerprint) => driver.locate(fingerprint),
     navigate: async (url) => {
       await gate();
       return driver.navigate(url);

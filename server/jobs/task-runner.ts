@@ -11,7 +11,9 @@ import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
 import { claimTasks, failLostRunningTasks, handOverTask, renewLease, taskPageIncarnation } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
-import { appendStep, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
+import { appendStep, appendStepInTransaction, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
+import { cachingPlanner } from '../agent/replay/caching-planner';
+import { cacheForRun, markHealed, storeTaskCache } from '../domain/task-caches/task-cache-runs';
 import { addModelCall } from '../domain/tasks/task-usage';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
@@ -273,6 +275,9 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const compiled = task.outputSchema === null ? null : compileOutputSchema(task.outputSchema);
     // A credentials answer leaves the database here and lives only in this run's memory.
     const credentials = new Map(Object.entries(await untilWritten(() => takeCredentials(deps.db, task.id))));
+    // A task with a cache key replays its entry, or records one (agent/replay/).
+    const cache = task.cacheKey === null ? null : await untilWritten(() => cacheForRun(deps.db, task));
+    const taskPlanner = cache === null ? planner : cachingPlanner(planner, driver, task.allowedDomains, { ...cache, onHeal: () => untilWritten(() => markHealed(deps.db, task.id)) });
     return runAgent({
       task: {
         id: task.id,
@@ -284,7 +289,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       },
       credentials,
       driver,
-      planner,
+      planner: taskPlanner,
       history: history.steps,
       signal,
       deadline: task.deadlineAt.getTime(),
@@ -345,6 +350,11 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       // A run ends `canceled` only when this worker aborted it; the reasons that reach
       // here (device lost, shutdown) both mean the browser is gone.
       const end: TaskEnd = outcome.status === 'canceled' ? { status: 'failed', error: 'device_lost' } : outcome;
+      // A success is its cache key's entry from now on, in the transaction that ends the task.
+      if (end.status === 'succeeded') {
+        const notStored = await storeTaskCache(tx, row, config.agent.taskCache);
+        if (notStored !== null) await appendStepInTransaction(tx, row, { type: 'observation', action: 'cache_not_stored', url: null, title: null, note: notStored });
+      }
       await endTask(tx, row, end, actor);
     });
   }

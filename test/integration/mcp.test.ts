@@ -135,7 +135,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOLS].sort());
     const runTask = tools.find((tool) => tool.name === 'run_task')!;
-    expect(Object.keys(runTask.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['device_id', 'prompt', 'allowed_domains', 'max_steps']));
+    expect(Object.keys(runTask.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['device_id', 'prompt', 'allowed_domains', 'max_steps', 'cache_key']));
     expect(runTask.inputSchema.required).toEqual(expect.arrayContaining(['device_id', 'prompt']));
     // A tool that is one /v1 operation is its declaration: the summary, the input, the path's id named for its resource.
     const document = await (await fetch(`${test.url}/v1/openapi.json`)).json();

@@ -190,6 +190,10 @@ describe('Prism validating proxy', () => {
     await expectCall(204, 'DELETE', '/webhook_endpoints/{id}', { params: { id: endpoint } });
     await expectCall(404, 'GET', '/webhook_endpoints/{id}', { params: { id: endpoint } });
 
+    await expectCall(200, 'GET', '/task_caches');
+    await expectCall(404, 'GET', '/task_caches/{id}', { params: { id: 'tch_unknown' } });
+    await expectCall(404, 'DELETE', '/task_caches/{id}', { params: { id: 'tch_unknown' } });
+
     await expectCall(200, 'GET', '/escalations');
     await expectCall(404, 'GET', '/escalations/{id}', { params: { id: 'esc_unknown' } });
     await expectCall(401, 'POST', '/escalations/{id}/resolve', { params: { id: 'esc_unknown' }, bearer: 'esctok_unknown', body: { answer: 'yes' } });

@@ -60,7 +60,7 @@ describe('tasks on the model planner', () => {
     const taskId = await submitToNewDevice('Sign up to the newsletter as grace@example.com and tell me what the page says.');
     const task = await waitForTaskEnd(api, taskId);
     expect(task).toMatchObject({ status: 'succeeded', result: 'Welcome, grace@example.com' });
-    expect(task.usage).toEqual({ steps: 5, model_calls: 4, input_tokens: 40, output_tokens: 20 });
+    expect(task.usage).toEqual({ steps: 5, model_calls: 4, input_tokens: 40, output_tokens: 20, replayed_steps: 0 });
 
     const sent = model.requests.slice(before);
     expect(sent).toHaveLength(4);
@@ -96,7 +96,7 @@ describe('tasks on the model planner', () => {
     const task = await waitForTaskEnd(api, taskId);
     expect(task).toMatchObject({ status: 'succeeded', result: 'done after all' });
     // The scripted endpoint reports 10 input and 5 output tokens per reply.
-    expect(task.usage).toEqual({ steps: 2, model_calls: 2, input_tokens: 20, output_tokens: 10 });
+    expect(task.usage).toEqual({ steps: 2, model_calls: 2, input_tokens: 20, output_tokens: 10, replayed_steps: 0 });
     const steps = (await readStream(`${test.url}/v1/tasks/${taskId}/events`, key)).frames
       .filter((frame) => frame.event === 'step')
       .map((frame) => JSON.parse(frame.data!));
@@ -117,7 +117,7 @@ describe('tasks on the model planner', () => {
     const taskId = await submitToNewDevice('Do something else.');
     const broken = await waitForTaskEnd(api, taskId);
     expect(broken.result).toEqual({ error: 'planner_error', detail: 'The planner could not decide the next step of the task.' });
-    expect(broken.usage).toEqual({ steps: 4, model_calls: 4, input_tokens: 40, output_tokens: 20 });
+    expect(broken.usage).toEqual({ steps: 4, model_calls: 4, input_tokens: 40, output_tokens: 20, replayed_steps: 0 });
     expect(JSON.stringify(broken)).not.toContain('secret.js');
   });
 

@@ -73,7 +73,8 @@ describe('tasks on the offline planner', () => {
       output_schema: null,
       confirm_before: null,
       escalation_on_timeout: 'fail',
-      usage: { steps: 0, model_calls: 0, input_tokens: 0, output_tokens: 0 },
+      usage: { steps: 0, model_calls: 0, input_tokens: 0, output_tokens: 0, replayed_steps: 0 },
+      cache: null,
     });
     expect(await deviceSlot(device)).toBe(submitted.body.id);
 
@@ -91,6 +92,7 @@ describe('tasks on the offline planner', () => {
       url: pages.url('/form'),
       title: 'Sign up',
       note: `go to ${pages.url('/form')}`,
+      replayed: false,
       screenshot_url: `${test.service.services.config.http.publicUrl}/v1/tasks/${submitted.body.id}/steps/1/screenshot`,
       created_at: expect.stringMatching(/Z$/),
     });
@@ -103,7 +105,7 @@ describe('tasks on the offline planner', () => {
     const task = await waitForTaskEnd(api, submitted.body.id);
     expect(task).toMatchObject({ status: 'succeeded', result: 'Welcome, ada@example.com', finished_at: expect.stringMatching(/Z$/) });
     // The offline planner calls no model; the steps are the six streamed above.
-    expect(task.usage).toEqual({ steps: 6, model_calls: 0, input_tokens: 0, output_tokens: 0 });
+    expect(task.usage).toEqual({ steps: 6, model_calls: 0, input_tokens: 0, output_tokens: 0, replayed_steps: 0 });
     expect(await deviceSlot(device)).toBeNull();
 
     // Every step row is timestamped between the task's creation and its end (usage counts them).

@@ -1,4 +1,4 @@
-import type { ActionError, ActionTarget, DownloadedFile, DownloadLimits, InteractiveElement, PageDriver, PageObservation } from '../../server/browser/types';
+import type { ActionError, ActionTarget, DownloadedFile, DownloadLimits, InteractiveElement, LocatedTarget, PageDriver, PageObservation, TargetFingerprint } from '../../server/browser/types';
 
 /**
  * A recording stand-in for the real driver, for unit tests of the agent's logic only (the
@@ -99,6 +99,15 @@ export class FakePageDriver implements PageDriver {
 
   setAllowedDomains(domains: string[] | null): Promise<void> {
     return this.#call('setAllowedDomains', [domains], () => undefined);
+  }
+
+  /** No page structure to fingerprint: the replay cache stores nothing for fake pages. */
+  fingerprint(target: ActionTarget, purpose: 'click' | 'field'): Promise<TargetFingerprint | null> {
+    return this.#call('fingerprint', [target, purpose], () => null);
+  }
+
+  locate(fingerprint: TargetFingerprint): Promise<LocatedTarget> {
+    return this.#call('locate', [fingerprint], () => ({ status: 'missing' }) as const);
   }
 
   async #call<T>(method: DriverMethod, args: unknown[], effect: () => T): Promise<T> {

@@ -20,6 +20,7 @@ const endpoint = { prefix: 'whe', notFound: 'webhook_endpoint_not_found' };
 const session = { prefix: 'ses', notFound: 'session_not_found' };
 const escalation = { prefix: 'esc', notFound: 'escalation_not_found' };
 const cdpSession = { prefix: 'cdp', notFound: 'cdp_session_not_found' };
+const taskCache = { prefix: 'tch', notFound: 'task_cache_not_found' };
 
 export const routeCatalogue: RouteSpec[] = [
   { method: 'GET', path: '/whoami', scopes: [] },
@@ -40,6 +41,9 @@ export const routeCatalogue: RouteSpec[] = [
   { method: 'GET', path: '/tasks/{id}/steps/{seq}/screenshot', scopes: ['operator:tasks:read'], idKind: task },
   { method: 'GET', path: '/tasks/{id}/files', scopes: ['operator:tasks:read'], idKind: task },
   { method: 'GET', path: '/tasks/{id}/files/{file_id}', scopes: ['operator:tasks:read'], idKind: task },
+  { method: 'GET', path: '/task_caches', scopes: ['operator:tasks:read'] },
+  { method: 'GET', path: '/task_caches/{id}', scopes: ['operator:tasks:read'], idKind: taskCache },
+  { method: 'DELETE', path: '/task_caches/{id}', scopes: ['operator:tasks:write'], idKind: taskCache },
   { method: 'GET', path: '/usage', scopes: ['operator:usage:read'] },
   { method: 'POST', path: '/webhook_endpoints', scopes: ['operator:webhooks:write'] },
   { method: 'GET', path: '/webhook_endpoints', scopes: ['operator:webhooks:read'] },

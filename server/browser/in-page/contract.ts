@@ -5,6 +5,9 @@
 /** Attribute observe() puts on each listed element so `{ ref }` targets resolve. */
 export const REF_ATTRIBUTE = 'data-operator-ref';
 
+/** Attribute the replay cache's last successful locate puts on the element it found; the driver targets it. */
+export const REPLAY_ATTRIBUTE = 'data-operator-replay';
+
 /** Most elements one observation lists, all frames together. */
 export const MAX_OBSERVED_ELEMENTS = 150;
 

@@ -266,3 +266,5 @@ export function writeLocalStorage({ items }: { items: StorageItem[] }): void {
   localStorage.clear();
   for (const item of items) localStorage.setItem(item.name, item.value);
 }
+
+export { fingerprintOf, locateFingerprint } from './fingerprint.js';

@@ -12,6 +12,7 @@ import { actorOf, type Principal } from '../keys/principal';
 import { dbNow, dbNowPlus } from '../db-clock';
 import { notifyTaskChange } from '../channels/task-channel';
 import { isUniqueViolation } from '../unique-violation';
+import { outcomeAtSubmit } from '../task-caches/task-cache-runs';
 import { normalizedDomains, type SubmitTaskBody } from './task-input';
 import { toTaskResource, type Task } from './task-resource';
 
@@ -87,6 +88,8 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
       outputSchema: call.body.output_schema ?? null,
       confirmBefore: call.body.confirm_before === undefined || call.body.confirm_before === null || call.body.confirm_before.length === 0 ? null : call.body.confirm_before,
       escalationOnTimeout: call.body.escalation_on_timeout ?? 'fail',
+      cacheKey: call.body.cache_key ?? null,
+      cacheOutcome: call.body.cache_key === undefined ? null : await outcomeAtSubmit(tx, claimed.spaceId, call.body.cache_key, call.body.prompt),
       createdAt: dbNow(),
       updatedAt: dbNow(),
       deadlineAt: dbNowPlus(deps.config.agent.taskTimeoutMs),
@@ -101,7 +104,7 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
     resourceType: 'task',
     resourceId: task.id,
     spaceId: row!.spaceId,
-    details: { device_id: task.device_id, max_steps: row!.maxSteps, allowed_domains: row!.allowedDomains, output_schema: row!.outputSchema !== null, confirm_before: row!.confirmBefore },
+    details: { device_id: task.device_id, max_steps: row!.maxSteps, allowed_domains: row!.allowedDomains, output_schema: row!.outputSchema !== null, confirm_before: row!.confirmBefore, cache_key: row!.cacheKey },
   });
   await emitEvent(tx, { orgId: row!.orgId, spaceId: row!.spaceId, type: 'operator.task.created.v1', resource: task });
   await notifyTaskChange(tx, taskId, 'state');

@@ -52,6 +52,15 @@ export const SubmitTaskBodySchema = z.object({
   confirm_before: z.array(z.string().trim().min(1).max(200)).max(MAX_CONFIRM_BEFORE).nullable().optional(),
   /** What the task's escalations do when they expire unanswered: fail the task (default) or let it continue without an answer. */
   escalation_on_timeout: z.enum(['fail', 'continue']).optional(),
+  /**
+   * Replay cache key (docs/api.md "Task caches"): a success stores the run's steps under it in
+   * the device's Space, and a later task with the same key and prompt replays them with no model call.
+   */
+  cache_key: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,200}$/, 'expected 1 to 200 characters of A-Z, a-z, 0-9, ".", "_", ":" and "-"')
+    .optional()
+    .describe('Replay cache key: 1 to 200 characters of A-Z, a-z, 0-9, ".", "_", ":" and "-".'),
 });
 export type SubmitTaskBody = z.infer<typeof SubmitTaskBodySchema>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { taskStatuses, terminalTaskStatuses, type TaskStatus, type tasks } from '../../../db/schema';
+import { taskCacheOutcomes, taskStatuses, terminalTaskStatuses, type TaskStatus, type tasks } from '../../../db/schema';
 import { toPublicId } from '../ids';
 import { iso, isoOrNull } from '../time';
 
@@ -31,7 +31,15 @@ export const TaskSchema = z.object({
     model_calls: z.number().int(),
     input_tokens: z.number().int(),
     output_tokens: z.number().int(),
+    /** Action steps carried out from the cache entry, with no model call. */
+    replayed_steps: z.number().int(),
   }),
+  /**
+   * The task's cache key and what became of it (docs/api.md "Task caches"): `miss` (no entry
+   * for its key and prompt: the planner ran, and a success stores the entry), `hit` (the
+   * entry was replayed), `healed` (a replay the planner took over). null without a key.
+   */
+  cache: z.object({ key: z.string(), outcome: z.enum(taskCacheOutcomes) }).nullable(),
 });
 export type Task = z.infer<typeof TaskSchema>;
 
@@ -50,7 +58,8 @@ export function toTaskResource(row: TaskRow): Task {
     output_schema: (row.outputSchema ?? null) as Task['output_schema'],
     confirm_before: row.confirmBefore,
     escalation_on_timeout: row.escalationOnTimeout,
-    usage: { steps: row.stepCount, model_calls: row.modelCalls, input_tokens: row.inputTokens, output_tokens: row.outputTokens },
+    usage: { steps: row.stepCount, model_calls: row.modelCalls, input_tokens: row.inputTokens, output_tokens: row.outputTokens, replayed_steps: row.replayedSteps },
+    cache: row.cacheKey === null ? null : { key: row.cacheKey, outcome: row.cacheOutcome ?? 'miss' },
   };
 }
 

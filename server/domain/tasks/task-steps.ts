@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gt, max, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db, DbOrTx, Tx } from '../../../db/client';
 import { stepTypes, tasks, taskSteps } from '../../../db/schema';
+import type { CachedStep } from '../../agent/replay/cached-step';
 import type { NewStep } from '../../agent/step';
 import { toPublicId } from '../ids';
 import { iso } from '../time';
@@ -18,6 +19,8 @@ export const TaskStepSchema = z.object({
   url: z.string().nullable(),
   title: z.string().nullable(),
   note: z.string().nullable(),
+  /** Carried out from the task's cache entry, with no planner (docs/api.md "Task caches"). */
+  replayed: z.boolean(),
   /**
    * Where this reader fetches the step's screenshot (StepScreenshotUrls): on /v1, GET
    * /v1/tasks/{id}/steps/{seq}/screenshot, absolute; null when the step has no screenshot.
@@ -59,6 +62,7 @@ function toStep(row: StepRow, screenshotUrls: StepScreenshotUrls): TaskStep {
     url: row.url,
     title: row.title,
     note: row.note,
+    replayed: row.replayed,
     screenshot_url: row.screenshotKey === null ? null : screenshotUrls(taskPublicId, row.seq),
     created_at: iso(row.createdAt),
   };
@@ -85,7 +89,7 @@ export async function latestSteps(db: DbOrTx, screenshotUrls: StepScreenshotUrls
 export async function taskHistory(db: DbOrTx, taskId: string): Promise<{ steps: NewStep[]; lastSeq: number }> {
   const rows = await db.select().from(taskSteps).where(eq(taskSteps.taskId, taskId)).orderBy(asc(taskSteps.seq));
   return {
-    steps: rows.map((row) => ({ type: row.type, action: row.action, url: row.url, title: row.title, note: row.note })),
+    steps: rows.map((row) => ({ type: row.type, action: row.action, url: row.url, title: row.title, note: row.note, replayed: row.replayed, cache: row.cache as CachedStep | null })),
     lastSeq: rows.at(-1)?.seq ?? 0,
   };
 }
@@ -115,17 +119,19 @@ export async function appendStep(db: Db, taskId: string, orgId: string, seq: num
 
 function insertStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string, screenshotKey: string | null): Promise<boolean> {
   return db.transaction(async (tx) => {
-    // The fence and the Task's `usage.steps` in one statement: the count is kept on the row
-    // so reading a task needs no aggregate. The UPDATE waits for a concurrent cancel or park
-    // to commit and then sees its status.
+    // The fence and the Task's `usage.steps` (and `replayed_steps`) in one statement: the
+    // counts are kept on the row so reading a task needs no aggregate. The UPDATE waits for a
+    // concurrent cancel or park to commit and then sees its status.
+    const replayed = step.replayed === true;
+    const cache = step.cache === undefined || step.cache === null ? null : JSON.stringify(step.cache);
     const inserted = await tx.execute(sql`
       with counted as (
-        update ${tasks} set step_count = step_count + 1
+        update ${tasks} set step_count = step_count + 1, replayed_steps = replayed_steps + ${replayed ? 1 : 0}
         where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
         returning 1
       )
-      insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, screenshot_key, created_at)
-      select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, ${screenshotKey}, now()
+      insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, screenshot_key, replayed, cache, created_at)
+      select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, ${screenshotKey}, ${replayed}, ${cache}::jsonb, now()
       from counted
       returning 1`);
     if (inserted.length === 0) return false;

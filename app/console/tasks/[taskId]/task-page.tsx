@@ -117,6 +117,14 @@ export function TaskPage({ taskId }: { taskId: string }) {
                       {task.usage.input_tokens.toLocaleString('en')} in · {task.usage.output_tokens.toLocaleString('en')} out
                     </Table.Td>
                   </Table.Tr>
+                  {task.cache !== null && (
+                    <Table.Tr>
+                      <Table.Th>Cache</Table.Th>
+                      <Table.Td>
+                        <Code>{task.cache.key}</Code> {task.cache.outcome} · {task.usage.replayed_steps} replayed steps
+                      </Table.Td>
+                    </Table.Tr>
+                  )}
                 </Table.Tbody>
               </Table>
             </SectionCard>
