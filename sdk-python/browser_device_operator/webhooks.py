@@ -10,7 +10,10 @@ import hmac
 import json
 import re
 import time
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Union, cast, overload
+
+if TYPE_CHECKING:  # at run time this module needs the standard library only
+    from .types import EscalationDelivery, EventEnvelope
 
 __all__ = ["WebhookVerificationError", "verify_webhook"]
 
@@ -74,7 +77,7 @@ def verify_webhook(
     *,
     now: float | None = None,
     delivery: Literal["event"] = "event",
-) -> dict[str, Any]: ...
+) -> EventEnvelope: ...
 
 
 @overload
@@ -86,7 +89,7 @@ def verify_webhook(
     *,
     now: float | None = None,
     delivery: Literal["escalation"],
-) -> dict[str, Any]: ...
+) -> EscalationDelivery: ...
 
 
 def verify_webhook(
@@ -97,7 +100,7 @@ def verify_webhook(
     *,
     now: float | None = None,
     delivery: Literal["event", "escalation"] = "event",
-) -> dict[str, Any]:
+) -> Union[EventEnvelope, EscalationDelivery]:
     """Verifies one delivery and returns its parsed body: the event envelope of a webhook
     (`types.EventEnvelope`), or with `delivery="escalation"` (and the organization's
     escalation signing secret) the escalation delivery (`types.EscalationDelivery`).
@@ -135,5 +138,4 @@ def verify_webhook(
     valid = _is_escalation_delivery(parsed) if delivery == "escalation" else _is_envelope(parsed)
     if not valid:
         raise WebhookVerificationError("invalid_payload")
-    result: dict[str, Any] = parsed
-    return result
+    return cast("Union[EventEnvelope, EscalationDelivery]", parsed)
