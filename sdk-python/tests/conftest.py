@@ -69,8 +69,9 @@ def service() -> Service:
 
 def _terminate_devices(api_key: str, base_url: str) -> None:
     with OperatorClient(api_key, base_url=base_url) as operator:
-        spaces = operator.whoami()["space_ids"]
-        for space_id in spaces or [None]:
+        # A Space-scoped key names its Spaces on lists; an organization-wide one lists them all.
+        spaces: list[str | None] = [*operator.whoami()["space_ids"]] or [None]
+        for space_id in spaces:
             for device in operator.devices.list(space_id=space_id).to_list():
                 if device["status"] not in ("terminated", "error"):
                     operator.devices.delete(device["id"])
