@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/service-process';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
 
@@ -26,14 +25,6 @@ const ESCALATION_SCOPES = [...SPACE_SCOPES, 'operator:escalations:read'] as cons
 let test: TestService;
 let pages: TaskPages;
 let scratch: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   pages = await startTaskPages();
