@@ -43,3 +43,23 @@ async def journey(service: Service) -> None:
 
 def test_async_journey(service: Service) -> None:
     asyncio.run(journey(service))
+
+
+async def watch_then_revoke(service: Service) -> None:
+    async with AsyncOperatorClient(service.api_key, base_url=service.base_url) as client:
+        device = await client.devices.create(space_id=service.space_id)
+        session = await client.sessions.create(device["id"], mode="watch", ttl_secs=120)
+        async with client.sessions.connect(session) as view:
+            assert view.ready is not None and (view.ready["mode"], view.ready["session_id"]) == ("watch", session["id"])
+            frame = await view.next_frame()
+            assert frame is not None and frame["format"] == "jpeg" and frame["width"] > 0
+            await client.sessions.revoke(session["id"])
+            async for _ in view:
+                pass
+            assert (view.close_code, view.close_reason) == (4410, "session_expired")
+        assert (await client.sessions.get(session["id"]))["revoked_at"] is not None
+        await client.devices.delete(device["id"])
+
+
+def test_async_live_view_ends_when_its_session_is_revoked(service: Service) -> None:
+    asyncio.run(watch_then_revoke(service))
