@@ -209,11 +209,15 @@ class AsyncOperatorClient:
         return AsyncPages(self, path, params)
 
 
-class AsyncDevices:
-    """Browser devices: a real Chromium each."""
+class AsyncResource:
+    """A group of methods of the client (`client.devices`, `client.tasks`, ...)."""
 
     def __init__(self, client: AsyncOperatorClient) -> None:
         self._client = client
+
+
+class AsyncDevices(AsyncResource):
+    """Browser devices: a real Chromium each."""
 
     async def create(
         self,
@@ -248,11 +252,8 @@ class AsyncDevices:
         return cast(Device, await self._client._json("DELETE", f"/devices/{_id(device_id)}"))
 
 
-class AsyncTasks:
+class AsyncTasks(AsyncResource):
     """Natural-language tasks on a device, their steps, results and artifacts."""
-
-    def __init__(self, client: AsyncOperatorClient) -> None:
-        self._client = client
 
     async def submit(
         self,
@@ -380,11 +381,8 @@ class AsyncTasks:
         return await self._client._bytes(f"/tasks/{_id(task_id)}/files/{_id(file_id)}")
 
 
-class AsyncSessions:
+class AsyncSessions(AsyncResource):
     """Live view of a device, and takeover of its running task."""
-
-    def __init__(self, client: AsyncOperatorClient) -> None:
-        self._client = client
 
     async def create(self, device_id: str, *, mode: Literal["watch", "control"] | None = None, ttl_secs: int | None = None) -> SessionWithToken:
         """Mints a session; its `session_token` is shown this once."""
@@ -421,11 +419,8 @@ class AsyncSessions:
         return AsyncLiveView(session, on_refusal=on_refusal, on_reconnect=on_reconnect)
 
 
-class AsyncCdp:
+class AsyncCdp(AsyncResource):
     """Direct Chrome DevTools Protocol access to a device, for your own Puppeteer or Playwright."""
-
-    def __init__(self, client: AsyncOperatorClient) -> None:
-        self._client = client
 
     async def create(self, device_id: str, *, ttl_secs: int | None = None) -> CreateCdpSessionResponse:
         """A `cdp_session` whose `cdp_url` a CDP client connects to until `expires_at`."""
@@ -438,11 +433,8 @@ class AsyncCdp:
         return await self._client._bytes(f"/cdp_sessions/{_id(cdp_session_id)}/recording")
 
 
-class AsyncEscalations:
+class AsyncEscalations(AsyncResource):
     """Requests for a human, and their answers."""
-
-    def __init__(self, client: AsyncOperatorClient) -> None:
-        self._client = client
 
     def list(
         self,
@@ -491,11 +483,8 @@ class AsyncEscalations:
         return cast(EscalationResolution, response.json())
 
 
-class AsyncWebhookEndpoints:
+class AsyncWebhookEndpoints(AsyncResource):
     """Where the service POSTs signed events."""
-
-    def __init__(self, client: AsyncOperatorClient) -> None:
-        self._client = client
 
     async def create(
         self, url: str, *, event_types: Strings | None = None, description: str | None = None, space_id: str | None = None
@@ -527,11 +516,8 @@ class AsyncWebhookEndpoints:
         await self._client._json("DELETE", f"/webhook_endpoints/{_id(endpoint_id)}")
 
 
-class AsyncAudit:
+class AsyncAudit(AsyncResource):
     """The organization's audit trail."""
-
-    def __init__(self, client: AsyncOperatorClient) -> None:
-        self._client = client
 
     def list(
         self,

@@ -211,11 +211,15 @@ class OperatorClient:
         return Pages(self, path, params)
 
 
-class Devices:
-    """Browser devices: a real Chromium each."""
+class Resource:
+    """A group of methods of the client (`client.devices`, `client.tasks`, ...)."""
 
     def __init__(self, client: OperatorClient) -> None:
         self._client = client
+
+
+class Devices(Resource):
+    """Browser devices: a real Chromium each."""
 
     def create(
         self,
@@ -250,11 +254,8 @@ class Devices:
         return cast(Device, self._client._json("DELETE", f"/devices/{_id(device_id)}"))
 
 
-class Tasks:
+class Tasks(Resource):
     """Natural-language tasks on a device, their steps, results and artifacts."""
-
-    def __init__(self, client: OperatorClient) -> None:
-        self._client = client
 
     def submit(
         self,
@@ -382,11 +383,8 @@ class Tasks:
         return self._client._bytes(f"/tasks/{_id(task_id)}/files/{_id(file_id)}")
 
 
-class Sessions:
+class Sessions(Resource):
     """Live view of a device, and takeover of its running task."""
-
-    def __init__(self, client: OperatorClient) -> None:
-        self._client = client
 
     def create(self, device_id: str, *, mode: Literal["watch", "control"] | None = None, ttl_secs: int | None = None) -> SessionWithToken:
         """Mints a session; its `session_token` is shown this once."""
@@ -423,11 +421,8 @@ class Sessions:
         return LiveView(session, on_refusal=on_refusal, on_reconnect=on_reconnect)
 
 
-class Cdp:
+class Cdp(Resource):
     """Direct Chrome DevTools Protocol access to a device, for your own Puppeteer or Playwright."""
-
-    def __init__(self, client: OperatorClient) -> None:
-        self._client = client
 
     def create(self, device_id: str, *, ttl_secs: int | None = None) -> CreateCdpSessionResponse:
         """A `cdp_session` whose `cdp_url` a CDP client connects to until `expires_at`."""
@@ -440,11 +435,8 @@ class Cdp:
         return self._client._bytes(f"/cdp_sessions/{_id(cdp_session_id)}/recording")
 
 
-class Escalations:
+class Escalations(Resource):
     """Requests for a human, and their answers."""
-
-    def __init__(self, client: OperatorClient) -> None:
-        self._client = client
 
     def list(
         self,
@@ -493,11 +485,8 @@ class Escalations:
         return cast(EscalationResolution, response.json())
 
 
-class WebhookEndpoints:
+class WebhookEndpoints(Resource):
     """Where the service POSTs signed events."""
-
-    def __init__(self, client: OperatorClient) -> None:
-        self._client = client
 
     def create(
         self, url: str, *, event_types: Strings | None = None, description: str | None = None, space_id: str | None = None
@@ -529,11 +518,8 @@ class WebhookEndpoints:
         self._client._json("DELETE", f"/webhook_endpoints/{_id(endpoint_id)}")
 
 
-class Audit:
+class Audit(Resource):
     """The organization's audit trail."""
-
-    def __init__(self, client: OperatorClient) -> None:
-        self._client = client
 
     def list(
         self,
