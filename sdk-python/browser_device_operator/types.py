@@ -46,6 +46,12 @@ class TaskUsage(TypedDict):
     model_calls: int
     input_tokens: int
     output_tokens: int
+    replayed_steps: int
+
+
+class TaskCache(TypedDict):
+    key: str
+    outcome: Literal["miss", "hit", "healed"]
 
 
 class Task(TypedDict):
@@ -61,9 +67,31 @@ class Task(TypedDict):
     confirm_before: Union[list[str], None]
     escalation_on_timeout: Literal["fail", "continue"]
     usage: TaskUsage
+    cache: Union[TaskCache, None]
 
 
 TaskStatus: TypeAlias = Literal["running", "needs_human", "succeeded", "failed", "canceled"]
+
+
+class TaskCacheStepsItem(TypedDict):
+    action: dict[str, JsonValue]
+    described: str
+    note: Union[str, None]
+    page: str
+
+
+class TaskCache(TypedDict):
+    id: str
+    object: Literal["task_cache"]
+    key: str
+    space_id: str
+    prompt: str
+    steps: list[TaskCacheStepsItem]
+    hits: int
+    heals: int
+    created_at: str
+    updated_at: str
+    last_used_at: Union[str, None]
 
 
 class Usage(TypedDict):
@@ -196,7 +224,7 @@ class EscalationResolution(TypedDict):
 
 
 class ErrorError(TypedDict):
-    code: Literal["invalid_request", "invalid_cursor", "unknown_event_type", "invalid_api_key", "invalid_escalation_token", "invalid_session_token", "invalid_metrics_token", "insufficient_scope", "product_not_entitled", "device_quota_exceeded", "duration_quota_exceeded", "not_found", "device_not_found", "task_not_found", "session_not_found", "cdp_session_not_found", "webhook_endpoint_not_found", "escalation_not_found", "recording_not_found", "screenshot_not_found", "file_not_found", "method_not_allowed", "device_busy", "device_not_ready", "idempotency_conflict", "task_not_cancelable", "session_not_control", "no_running_task", "device_terminated", "session_expired", "payload_too_large", "range_not_satisfiable", "unsupported_media_type", "rate_limited", "too_many_streams", "too_many_sockets", "internal_error", "capacity_exhausted", "service_unavailable"]
+    code: Literal["invalid_request", "invalid_cursor", "unknown_event_type", "invalid_api_key", "invalid_escalation_token", "invalid_session_token", "invalid_metrics_token", "insufficient_scope", "product_not_entitled", "device_quota_exceeded", "duration_quota_exceeded", "not_found", "device_not_found", "task_not_found", "session_not_found", "cdp_session_not_found", "webhook_endpoint_not_found", "escalation_not_found", "recording_not_found", "screenshot_not_found", "file_not_found", "task_cache_not_found", "method_not_allowed", "device_busy", "device_not_ready", "idempotency_conflict", "task_not_cancelable", "session_not_control", "no_running_task", "device_terminated", "session_expired", "payload_too_large", "range_not_satisfiable", "unsupported_media_type", "rate_limited", "too_many_streams", "too_many_sockets", "internal_error", "capacity_exhausted", "service_unavailable"]
     # One sentence; never echoes secrets or input.
     message: str
     request_id: str
@@ -268,6 +296,7 @@ class Step(TypedDict):
     url: Union[str, None]
     title: Union[str, None]
     note: Union[str, None]
+    replayed: bool
     screenshot_url: Union[str, None]
     created_at: str
 
@@ -297,6 +326,8 @@ class SubmitTaskRequest(TypedDict):
     output_schema: NotRequired[Union[dict[str, JsonValue], None]]
     confirm_before: NotRequired[Union[list[str], None]]
     escalation_on_timeout: NotRequired[Literal["fail", "continue"]]
+    # Replay cache key: 1 to 200 characters of A-Z, a-z, 0-9, ".", "_", ":" and "-".
+    cache_key: NotRequired[str]
 
 
 class TaskList(TypedDict):
@@ -317,6 +348,11 @@ class ListTaskFilesResponseDataItem(TypedDict):
 
 class ListTaskFilesResponse(TypedDict):
     data: list[ListTaskFilesResponseDataItem]
+    next_cursor: str
+
+
+class TaskCacheList(TypedDict):
+    data: list[TaskCache]
     next_cursor: str
 
 
@@ -385,4 +421,4 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 JsonArray: TypeAlias = list[Union[str, float, bool, None, JsonObject, list[Any]]]
 
 
-__all__ = ["AuditEvent", "AuditEventList", "CreateCdpSessionRequest", "CreateCdpSessionResponse", "CreateDeviceRequest", "CreateSessionRequest", "CreateWebhookEndpointRequest", "Device", "DeviceList", "DeviceStatus", "DoneEvent", "Error", "ErrorError", "Escalation", "EscalationDelivery", "EscalationFieldsItem", "EscalationList", "EscalationResolution", "EventEnvelope", "EventEnvelopeData", "EventType", "EventTypeList", "JsonArray", "JsonObject", "JsonValue", "ListTaskFilesResponse", "ListTaskFilesResponseDataItem", "ReleaseResult", "ResolveEscalationRequest", "Session", "SessionWithToken", "Step", "StepEvent", "SubmitTaskRequest", "TakeOverRequest", "TakeoverResult", "Task", "TaskEvent", "TaskList", "TaskStatus", "TaskUsage", "UpdateWebhookEndpointRequest", "Usage", "UsageRow", "WebhookEndpoint", "WebhookEndpointList", "WebhookEndpointWithSecret", "Whoami"]
+__all__ = ["AuditEvent", "AuditEventList", "CreateCdpSessionRequest", "CreateCdpSessionResponse", "CreateDeviceRequest", "CreateSessionRequest", "CreateWebhookEndpointRequest", "Device", "DeviceList", "DeviceStatus", "DoneEvent", "Error", "ErrorError", "Escalation", "EscalationDelivery", "EscalationFieldsItem", "EscalationList", "EscalationResolution", "EventEnvelope", "EventEnvelopeData", "EventType", "EventTypeList", "JsonArray", "JsonObject", "JsonValue", "ListTaskFilesResponse", "ListTaskFilesResponseDataItem", "ReleaseResult", "ResolveEscalationRequest", "Session", "SessionWithToken", "Step", "StepEvent", "SubmitTaskRequest", "TakeOverRequest", "TakeoverResult", "Task", "TaskCache", "TaskCache", "TaskCacheList", "TaskCacheStepsItem", "TaskEvent", "TaskList", "TaskStatus", "TaskUsage", "UpdateWebhookEndpointRequest", "Usage", "UsageRow", "WebhookEndpoint", "WebhookEndpointList", "WebhookEndpointWithSecret", "Whoami"]
