@@ -16,3 +16,4 @@ export * from './cdp-sessions';
 export * from './recordings';
 export * from './task-files';
 export * from './mcp-oauth';
+export * from './credentials';

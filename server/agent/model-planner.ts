@@ -18,6 +18,7 @@ import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
 import { normalizeUrl } from './normalize-url';
 import { estimateTokens } from './token-estimate';
 import { PlannerError, type Planner, type PlannerDecision, type PlannerInput, type PlannerRejection } from './planner';
+import { VAULT_FIELDS, vaultPlaceholder, type VaultEntry } from './vault-fill';
 
 export interface ModelPlannerOptions {
   /** OpenAI-compatible API base, e.g. `https://api.example.com/v1` (requests go to `/chat/completions`). */
@@ -134,6 +135,11 @@ const PLANNER_TOOLS = {
       reason,
     }),
   }),
+  fill_credential: tool({
+    description:
+      "Fill a form field with a value of a credential from the vault (listed in the task), without seeing it: field is username, password, totp (a one-time code computed now) or code (a code sent by SMS or e-mail). Works only on a page of one of the credential's domains.",
+    inputSchema: z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/), field: z.enum(VAULT_FIELDS), target: TargetSchema, reason }),
+  }),
   ask_human_takeover: tool({
     description: 'Pause the task and ask a human to act in the page themselves (a captcha, a complex sign-in), then hand it back.',
     inputSchema: z.object({ question: z.string().min(1).max(2_000), reason }),
@@ -189,8 +195,8 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   return {
     wantsScreenshots: screenshots,
     maxCorrections: options.maxCorrections ?? 3,
-    async next({ prompt, observation, history, signal, outputSchema, confirmBefore }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
-      const text = renderPlannerMessage(withTaskRules(prompt, outputSchema, confirmBefore), history, observation, messageBudget);
+    async next({ prompt, observation, history, signal, outputSchema, confirmBefore, vaultEntries }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
+      const text = renderPlannerMessage(withTaskRules(prompt, outputSchema, confirmBefore, vaultEntries ?? []), history, observation, messageBudget);
       const messages: ModelMessage[] = [
         {
           role: 'user',
@@ -304,15 +310,23 @@ function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction | nul
     }
     case 'ask_human_takeover':
       return { kind: 'ask_human', question: call.input.question, help: 'takeover' };
+    case 'fill_credential':
+      // A type of the placeholder: the agent fills the value, and the step shows only the placeholder.
+      return { kind: 'type', text: vaultPlaceholder({ name: call.input.name, field: call.input.field }), into: toTarget(call.input.target) };
   }
 }
 
 /**
  * What the task asks of the model beyond its prompt: the output schema its answer must
- * match, and the steps it must have a human confirm first (the agent enforces both).
+ * match, the steps it must have a human confirm first (the agent enforces both), and the
+ * vault's credentials by name and domains (never a value).
  */
-function withTaskRules(prompt: string, outputSchema: object | null, confirmBefore: readonly string[] | null): string {
+function withTaskRules(prompt: string, outputSchema: object | null, confirmBefore: readonly string[] | null, vaultEntries: readonly VaultEntry[]): string {
   const rules: string[] = [];
+  if (vaultEntries.length > 0) {
+    const listed = vaultEntries.map((entry) => `${entry.name} (${entry.domains.join(', ')})`).join('; ');
+    rules.push(`Credentials you may fill with fill_credential, each only on its domains: ${listed}.`);
+  }
   if (outputSchema !== null) rules.push(`Finish with an answer that matches this JSON Schema: ${JSON.stringify(outputSchema)}`);
   if (confirmBefore !== null && confirmBefore.length > 0) {
     rules.push(`Call ask_human_confirm before any step that involves: ${confirmBefore.map((phrase) => JSON.stringify(phrase)).join(', ')}.`);

@@ -13,6 +13,7 @@ const PREFIXES = {
   request: 'req',
   file: 'file',
   mcpGrant: 'mcpg',
+  credential: 'cred',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;
