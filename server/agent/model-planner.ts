@@ -39,10 +39,10 @@ export interface ModelPlannerOptions {
 
 /**
  * What a request holds besides the messages' text, in estimated tokens: the tool
- * definitions as the SDK sends them (about 2,100 by token-estimate.ts) and the JSON around
+ * definitions as the SDK sends them (about 2,300 by token-estimate.ts) and the JSON around
  * the messages. The 60-step test checks whole requests against the budget.
  */
-const TOOLS_AND_FRAMING_TOKENS = 2_600;
+const TOOLS_AND_FRAMING_TOKENS = 2_800;
 /**
  * The user message goes out as a JSON string, where every quote and line break (element
  * names are quoted, steps are lines) takes one more character; a tenth of its budget is
@@ -137,7 +137,7 @@ const PLANNER_TOOLS = {
   }),
   fill_credential: tool({
     description:
-      "Fill a form field with a value of a credential from the vault (listed in the task), without seeing it: field is username, password, totp (a one-time code computed now) or code (a code sent by SMS or e-mail). Works only on a page of one of the credential's domains.",
+      "Fill a form field from a vault credential the task lists, unseen: username, password, totp (an authenticator code) or code (one sent by SMS or e-mail). Only on the credential's domains.",
     inputSchema: z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/), field: z.enum(VAULT_FIELDS), target: TargetSchema, reason }),
   }),
   ask_human_takeover: tool({

@@ -337,7 +337,8 @@ class AgentRun {
   /**
    * Types a vault value: fetched (a TOTP code computed) now, only if the top-level page as
    * it is now, not as the planner last saw it, is on one of the credential's domains;
-   * otherwise nothing is typed. The value is masked out of everything recorded afterwards.
+   * otherwise nothing is typed. A secret value is masked on the page and out of everything
+   * recorded afterwards.
    */
   async #fillFromVault(placeholder: VaultPlaceholder, into: Extract<AgentAction, { kind: 'type' }>['into']): Promise<void> {
     const { driver, vault, credentials } = this.#input;
@@ -348,8 +349,10 @@ class AgentRun {
     const filled = await guard(() => vault.value({ ...placeholder, pageUrl, answeredCode }, this.#interruption.signal));
     if (!filled.ok) throw new VaultRefused(filled.refusal, placeholder);
     if (answeredCode !== null) credentials?.delete(VAULT_CODE_FIELD);
-    this.#typedSecrets.push(filled.value);
-    await guard(() => driver.type(filled.value, into, { secret: true }));
+    // A username is no secret (the credential resource shows it): typed as it is, and left unmasked.
+    const secret = placeholder.field !== 'username';
+    if (secret) this.#typedSecrets.push(filled.value);
+    await guard(() => driver.type(filled.value, into, { secret }));
   }
 
   async #observe(): Promise<PageObservation> {

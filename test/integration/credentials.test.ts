@@ -113,7 +113,7 @@ describe('credential resource', () => {
       [{ ...valid, domains: ['login.example.com'] }, 'domains'],
       [{ ...valid, domains: ['https://example.com'] }, 'domains'],
       [{ ...valid, domains: ['co.uk'] }, 'domains'],
-      [{ ...valid, domains: ['127.0.0.1'] }, 'domains'],
+      [{ ...valid, domains: ['com.au'] }, 'domains'],
       [{ ...valid, totp_secret: 'not base32 !' }, 'totp_secret'],
       [{ ...valid, totp_secret: TOTP_SECRET, totp_digits: 4 }, 'totp_digits'],
       [{ ...valid, totp_secret: TOTP_SECRET, totp_period: 5 }, 'totp_period'],

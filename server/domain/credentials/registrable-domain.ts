@@ -1,22 +1,36 @@
-import { getDomain } from 'tldts-icann';
+import { parse } from 'tldts-icann';
+
+/**
+ * The site a host belongs to, as a credential's domains name it: its registrable domain
+ * by ICANN's section of the Public Suffix List (`login.example.co.uk` → `example.co.uk`);
+ * an IPv4 address or a single-label host (`localhost`, an intranet name) is its own site,
+ * as browsers count sites; a public suffix (`co.uk`) or anything else has none (null).
+ */
+export function registrableDomainOf(hostname: string): string | null {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === '') return null;
+  const parsed = parse(host);
+  if (parsed.isIp === true) return host.includes(':') ? null : host;
+  if (!host.includes('.')) return host;
+  return parsed.domain;
+}
 
 /**
  * A credential's domain as given, normalised (lower case, punycode, no trailing dot), or
- * null when it is not a registrable domain: `example.com` and `example.co.uk` are,
- * `login.example.com` (a subdomain), `co.uk` (a public suffix), IP addresses and URLs are
- * not. ICANN's section of the Public Suffix List decides.
+ * null when it is not a site of its own: `example.com` and `example.co.uk` are,
+ * `login.example.com` (a subdomain), `co.uk` (a public suffix) and URLs are not.
  */
 export function normalizeRegistrableDomain(entry: string): string | null {
   const text = entry.trim();
   // A port, a path, userinfo or a scheme make it a URL, not a domain.
-  if (text === '' || /[/:@?#\s]/.test(text)) return null;
+  if (text === '' || /[/:@?#\s[\]]/.test(text)) return null;
   let host: string;
   try {
     host = new URL(`http://${text}`).hostname.replace(/\.$/, '');
   } catch {
     return null;
   }
-  return host !== '' && getDomain(host) === host ? host : null;
+  return host !== '' && registrableDomainOf(host) === host ? host : null;
 }
 
 /**
@@ -32,6 +46,6 @@ export function pageMatchesDomains(pageUrl: string, domains: readonly string[]):
     return false;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
-  const registrable = getDomain(url.hostname.replace(/\.$/, ''));
-  return registrable !== null && domains.includes(registrable);
+  const site = registrableDomainOf(url.hostname);
+  return site !== null && domains.includes(site);
 }
