@@ -190,6 +190,16 @@ describe('Prism validating proxy', () => {
     await expectCall(204, 'DELETE', '/webhook_endpoints/{id}', { params: { id: endpoint } });
     await expectCall(404, 'GET', '/webhook_endpoints/{id}', { params: { id: endpoint } });
 
+    const credential = json(await expectCall(201, 'POST', '/credentials', { body: { name: 'prism', space_id: tenant.spaceId, domains: ['example.com'], username: 'ada', password: 'correct-horse-battery', totp_secret: 'JBSWY3DPEHPK3PXP' } })).id as string;
+    await expectCall(409, 'POST', '/credentials', { body: { name: 'prism', space_id: tenant.spaceId, domains: ['example.com'] } });
+    await expectCall(400, 'POST', '/credentials', { body: { name: 'prism-2', space_id: tenant.spaceId, domains: ['login.example.com'] } });
+    await expectCall(200, 'GET', '/credentials');
+    await expectCall(200, 'GET', '/credentials/{id}', { params: { id: credential } });
+    await expectCall(200, 'PATCH', '/credentials/{id}', { params: { id: credential }, body: { password: 'rotated-horse-battery', notes: null } });
+    await expectCall(201, 'POST', '/credentials/{id}/codes', { params: { id: credential }, body: { code: '123456' } });
+    await expectCall(204, 'DELETE', '/credentials/{id}', { params: { id: credential } });
+    await expectCall(404, 'GET', '/credentials/{id}', { params: { id: credential } });
+
     await expectCall(200, 'GET', '/escalations');
     await expectCall(404, 'GET', '/escalations/{id}', { params: { id: 'esc_unknown' } });
     await expectCall(401, 'POST', '/escalations/{id}/resolve', { params: { id: 'esc_unknown' }, bearer: 'esctok_unknown', body: { answer: 'yes' } });
