@@ -152,6 +152,24 @@ describe('signing in from the vault', () => {
     }
   });
 
+  it('unmasks the field once it no longer holds the secret: other text typed into it shows', async () => {
+    // The page of the last test is still open: the field holds the masked secret. The new
+    // text is as long as the secret, so left masked it would draw the same discs.
+    expect('plain text 123').toHaveLength(PROBE_TEXT.length);
+    const task = await runTask('type "plain text 123" into "#filled" then return the title');
+    expect(task).toMatchObject({ status: 'succeeded', result: 'Probe' });
+    const typeStep = (await stepsOf(task.id)).find((step) => step.action === 'type "plain text 123" into "#filled"');
+    const shotFile = path.join(tmpdir(), `vault-shot-plain-${process.pid}.jpg`);
+    try {
+      await writeFile(shotFile, await bytesOf(`${test.url}/v1/tasks/${task.id}/steps/${typeStep.seq}/screenshot`));
+      const [shot] = await grayFrames(shotFile);
+      expect(regionInk(shot!, PROBE_FIELDS.filled, shot!.width)).toBeGreaterThan(3);
+      expect(regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.masked, shot!.width)).toBeGreaterThan(8);
+    } finally {
+      await rm(shotFile, { force: true });
+    }
+  });
+
   it('never lets a secret into a table, a stream, a webhook, a log line or the audit trail', async () => {
     const typedCodes = site.submitted.map((form) => form.code).filter((code): code is string => code !== undefined);
     const secrets = [account.password, TOTP_SECRET, PROBE_TEXT, ...SMS_CODES, ...typedCodes];
