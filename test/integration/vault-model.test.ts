@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiCall } from '../support/http';
-import { startLoginPages, type LoginPages } from '../support/login-pages';
+import { base32, startLoginPages, type LoginPages } from '../support/login-pages';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '../support/scripted-openai-server';
 import { findInDatabase } from '../support/secret-search';
 import { waitForTaskEnd } from '../support/task-helpers';
@@ -12,14 +12,7 @@ import { createTenant, startTestService, type TestService } from '../support/tes
 
 const totpKey = randomBytes(20);
 const account = { username: 'alice', password: `Pw-${randomBytes(9).toString('base64url')}`, totpKey };
-const TOTP_SECRET = (() => {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = '';
-  for (const byte of totpKey) bits += byte.toString(2).padStart(8, '0');
-  let out = '';
-  for (let index = 0; index < bits.length; index += 5) out += alphabet[parseInt(bits.slice(index, index + 5).padEnd(5, '0'), 2)];
-  return out;
-})();
+const TOTP_SECRET = base32(totpKey);
 
 let test: TestService;
 let site: LoginPages;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiCall } from '../support/http';
-import { independentTotp, PROBE_FIELDS, startLoginPages, type LoginPages } from '../support/login-pages';
+import { base32, independentTotp, PROBE_FIELDS, startLoginPages, type LoginPages } from '../support/login-pages';
 import { grayFrames, regionDifference, regionInk } from '../support/pixel-regions';
 import { findInDatabase } from '../support/secret-search';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
@@ -13,15 +13,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 
 // Tasks that sign in with the credential vault on the offline planner, against a sign-in
 // site served here, and a search for every secret in everything the service keeps or sends.
-
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-function base32(bytes: Buffer): string {
-  let bits = '';
-  for (const byte of bytes) bits += byte.toString(2).padStart(8, '0');
-  let out = '';
-  for (let index = 0; index < bits.length; index += 5) out += BASE32[parseInt(bits.slice(index, index + 5).padEnd(5, '0'), 2)];
-  return out;
-}
 
 const totpKey = randomBytes(20);
 const account = { username: 'alice', password: `Pw-${randomBytes(9).toString('base64url')}`, totpKey };

@@ -31,6 +31,16 @@ export interface Account {
   totpKey: Buffer;
 }
 
+/** RFC 4648 base32 without padding: how a TOTP secret is handed to the vault. */
+export function base32(bytes: Buffer): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const byte of bytes) bits += byte.toString(2).padStart(8, '0');
+  let out = '';
+  for (let index = 0; index < bits.length; index += 5) out += alphabet[parseInt(bits.slice(index, index + 5).padEnd(5, '0'), 2)];
+  return out;
+}
+
 /** RFC 6238 with SHA-1, written out here so the test does not check the service with its own code. */
 export function independentTotp(key: Buffer, atMs: number): string {
   const counter = Buffer.alloc(8);

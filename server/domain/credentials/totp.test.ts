@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { base32 } from '../../../test/support/login-pages';
 import { decodeBase32, parseTotp, totpCode, type TotpParameters } from './totp';
 
 // RFC 6238 appendix B: the seeds are the ASCII strings below, 8 digits, 30 s.
@@ -15,15 +16,6 @@ const VECTORS: Array<[number, string, string, string]> = [
   [2000000000, '69279037', '90698825', '38618901'],
   [20000000000, '65353130', '77737706', '47863826'],
 ];
-
-function base32(bytes: Buffer): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = '';
-  for (const byte of bytes) bits += byte.toString(2).padStart(8, '0');
-  let out = '';
-  for (let i = 0; i < bits.length; i += 5) out += alphabet[parseInt(bits.slice(i, i + 5).padEnd(5, '0'), 2)];
-  return out;
-}
 
 describe('TOTP (RFC 6238)', () => {
   it('matches the RFC 6238 test vectors for SHA-1, SHA-256 and SHA-512', () => {
