@@ -39,8 +39,8 @@ test('the Credentials tab lists the vault, rotates a password and deletes a cred
   // Rotate: a new password replaces the stored one; the form never shows the old one.
   await row.getByRole('button', { name: 'Rotate bank' }).click();
   const rotate = page.getByRole('form', { name: 'Rotate credential' });
-  await expect(rotate.getByLabel('New password')).toHaveValue('');
-  await rotate.getByLabel('New password').fill(ROTATED);
+  await expect(rotate.getByLabel('New password', { exact: true })).toHaveValue('');
+  await rotate.getByLabel('New password', { exact: true }).fill(ROTATED);
   await expectNoSeriousViolations(page);
   await rotate.getByRole('button', { name: 'Rotate' }).click();
   await expect(rotate).toBeHidden();

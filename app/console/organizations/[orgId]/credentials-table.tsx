@@ -46,7 +46,11 @@ export function CredentialsTable({ organization }: { organization: Organization 
 
   async function remove() {
     if (deleting === null) return;
-    const done = await action.run(() => consoleApi.deleteCredential.mutate({ id: deleting.id }, call));
+    // The delete answers nothing: `true` tells it from a failure, which run() answers as undefined.
+    const done = await action.run(async () => {
+      await consoleApi.deleteCredential.mutate({ id: deleting.id }, call);
+      return true;
+    });
     if (done === undefined) return;
     close();
     credentials.reload();
@@ -133,12 +137,12 @@ export function CredentialsTable({ organization }: { organization: Organization 
           </Table>
         )}
       </Stack>
-      <Modal opened={rotating !== null} onClose={close} title={`Rotate ${rotating?.name ?? ''}`}>
+      <Modal opened={rotating !== null} onClose={close} title={`Rotate ${rotating?.name ?? ''}`} closeButtonProps={{ 'aria-label': 'Close' }}>
         <form onSubmit={(event) => void rotate(event)} aria-label="Rotate credential">
           <Stack gap="sm">
             <Text size="sm">The new values replace the stored ones at once; tasks fill them from their next fill. Leave a field empty to keep its value.</Text>
-            <PasswordInput label="New password" autoComplete="new-password" value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
-            <PasswordInput label="New TOTP secret (base32 or otpauth:// URI)" autoComplete="off" value={totpSecret} onChange={(event) => setTotpSecret(event.currentTarget.value)} />
+            <PasswordInput label="New password" autoComplete="new-password" visibilityToggleButtonProps={{ 'aria-label': 'Show the new password' }} value={password} onChange={(event) => setPassword(event.currentTarget.value)} />
+            <PasswordInput label="New TOTP secret (base32 or otpauth:// URI)" autoComplete="off" visibilityToggleButtonProps={{ 'aria-label': 'Show the new TOTP secret' }} value={totpSecret} onChange={(event) => setTotpSecret(event.currentTarget.value)} />
             {action.error !== null && <ErrorAlert title="Not rotated" message={action.error} />}
             <Group justify="flex-end">
               <Button variant="default" onClick={close}>
@@ -151,7 +155,7 @@ export function CredentialsTable({ organization }: { organization: Organization 
           </Stack>
         </form>
       </Modal>
-      <Modal opened={deleting !== null} onClose={close} title="Delete this credential?">
+      <Modal opened={deleting !== null} onClose={close} title="Delete this credential?" closeButtonProps={{ 'aria-label': 'Close' }}>
         <Stack gap="sm">
           <Text size="sm">
             <strong>{deleting?.name}</strong> is removed with its pushed codes; a task that fills it afterwards fails with <code>credential_not_found</code>.
