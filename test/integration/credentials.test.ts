@@ -129,7 +129,7 @@ describe('credential resource', () => {
     expect(listed.body.data.map((item: any) => item.name)).not.toContain('valid-name');
     const created = await api('POST', '/v1/credentials', { ...valid, totp_secret: `otpauth://totp/Bank:alice?secret=${TOTP_SECRET}&digits=8&algorithm=SHA256&period=60` });
     expect(created.status).toBe(201);
-    expectError(await api('PATCH', `/v1/credentials/${created.body.id}`, { domains: ['nope'] }), 400, 'invalid_request', 'domains');
+    expectError(await api('PATCH', `/v1/credentials/${created.body.id}`, { domains: ['login.example.com'] }), 400, 'invalid_request', 'domains');
     expectError(await api('POST', `/v1/credentials/${created.body.id}/codes`, { code: 'has space' }), 400, 'invalid_request', 'code');
   });
 
