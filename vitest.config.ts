@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
@@ -13,5 +14,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // The credential vault's key for every service a test starts (in process or as a child,
+    // which inherits the environment): the start refuses without one on DATABASE_URL.
+    // One random key per run, so restarts within a run read what they sealed.
+    env: { OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY ?? randomBytes(32).toString('base64') },
   },
 });

@@ -21,6 +21,7 @@ export type OperatorTask = Awaited<ReturnType<typeof consoleApi.recentTasks.quer
 export type OperatorTaskView = Awaited<ReturnType<typeof consoleApi.task.query>>;
 export type HourlyUsage = Awaited<ReturnType<typeof consoleApi.organizationUsage.query>>;
 export type AuditPage = Awaited<ReturnType<typeof consoleApi.listAuditEvents.query>>;
+export type OrganizationCredential = Awaited<ReturnType<typeof consoleApi.listCredentials.query>>['data'][number];
 
 /** The console API's answer when the sign-in cookie is missing or expired: show the sign-in. */
 export function isSignedOut(error: unknown): boolean {

@@ -17,3 +17,4 @@ export * from './recordings';
 export * from './task-files';
 export * from './mcp-oauth';
 export * from './task-caches';
+export * from './credentials';

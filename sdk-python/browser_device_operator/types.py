@@ -223,8 +223,29 @@ class EscalationResolution(TypedDict):
     status: Literal["pending", "resolved", "expired", "canceled"]
 
 
+class Credential(TypedDict):
+    id: str
+    object: Literal["credential"]
+    name: str
+    space_id: str
+    domains: list[str]
+    username: Union[str, None]
+    has_password: bool
+    has_totp: bool
+    has_notes: bool
+    created_at: str
+    updated_at: str
+    last_used_at: Union[str, None]
+
+
+class CredentialCode(TypedDict):
+    object: Literal["credential_code"]
+    credential_id: str
+    expires_at: str
+
+
 class ErrorError(TypedDict):
-    code: Literal["invalid_request", "invalid_cursor", "unknown_event_type", "invalid_api_key", "invalid_escalation_token", "invalid_session_token", "invalid_metrics_token", "insufficient_scope", "product_not_entitled", "device_quota_exceeded", "duration_quota_exceeded", "not_found", "device_not_found", "task_not_found", "session_not_found", "cdp_session_not_found", "webhook_endpoint_not_found", "escalation_not_found", "recording_not_found", "screenshot_not_found", "file_not_found", "task_cache_not_found", "method_not_allowed", "device_busy", "device_not_ready", "idempotency_conflict", "task_not_cancelable", "session_not_control", "no_running_task", "device_terminated", "session_expired", "payload_too_large", "range_not_satisfiable", "unsupported_media_type", "rate_limited", "too_many_streams", "too_many_sockets", "internal_error", "capacity_exhausted", "service_unavailable"]
+    code: Literal["invalid_request", "invalid_cursor", "unknown_event_type", "invalid_api_key", "invalid_escalation_token", "invalid_session_token", "invalid_metrics_token", "insufficient_scope", "product_not_entitled", "device_quota_exceeded", "duration_quota_exceeded", "not_found", "device_not_found", "task_not_found", "session_not_found", "cdp_session_not_found", "webhook_endpoint_not_found", "escalation_not_found", "recording_not_found", "screenshot_not_found", "file_not_found", "task_cache_not_found", "credential_not_found", "method_not_allowed", "device_busy", "device_not_ready", "idempotency_conflict", "task_not_cancelable", "session_not_control", "no_running_task", "credential_name_taken", "device_terminated", "session_expired", "payload_too_large", "range_not_satisfiable", "unsupported_media_type", "rate_limited", "too_many_streams", "too_many_sockets", "internal_error", "capacity_exhausted", "service_unavailable"]
     # One sentence; never echoes secrets or input.
     message: str
     request_id: str
@@ -409,6 +430,40 @@ class ResolveEscalationRequest(TypedDict):
     source: NotRequired[str]
 
 
+class CreateCredentialRequest(TypedDict):
+    name: str
+    space_id: NotRequired[str]
+    domains: list[str]
+    username: NotRequired[str]
+    password: NotRequired[str]
+    totp_secret: NotRequired[str]
+    totp_algorithm: NotRequired[Literal["SHA1", "SHA256", "SHA512"]]
+    totp_digits: NotRequired[int]
+    totp_period: NotRequired[int]
+    notes: NotRequired[str]
+
+
+class CredentialList(TypedDict):
+    data: list[Credential]
+    next_cursor: str
+
+
+class UpdateCredentialRequest(TypedDict):
+    name: NotRequired[str]
+    domains: NotRequired[list[str]]
+    username: NotRequired[Union[str, None]]
+    password: NotRequired[Union[str, None]]
+    totp_secret: NotRequired[Union[str, None]]
+    totp_algorithm: NotRequired[Literal["SHA1", "SHA256", "SHA512"]]
+    totp_digits: NotRequired[int]
+    totp_period: NotRequired[int]
+    notes: NotRequired[Union[str, None]]
+
+
+class PushCredentialCodeRequest(TypedDict):
+    code: str
+
+
 # Any JSON value.
 JsonValue: TypeAlias = "Union[str, float, bool, None, JsonObject, JsonArray]"
 
@@ -421,4 +476,4 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 JsonArray: TypeAlias = list[Union[str, float, bool, None, JsonObject, list[Any]]]
 
 
-__all__ = ["AuditEvent", "AuditEventList", "CreateCdpSessionRequest", "CreateCdpSessionResponse", "CreateDeviceRequest", "CreateSessionRequest", "CreateWebhookEndpointRequest", "Device", "DeviceList", "DeviceStatus", "DoneEvent", "Error", "ErrorError", "Escalation", "EscalationDelivery", "EscalationFieldsItem", "EscalationList", "EscalationResolution", "EventEnvelope", "EventEnvelopeData", "EventType", "EventTypeList", "JsonArray", "JsonObject", "JsonValue", "ListTaskFilesResponse", "ListTaskFilesResponseDataItem", "ReleaseResult", "ResolveEscalationRequest", "Session", "SessionWithToken", "Step", "StepEvent", "SubmitTaskRequest", "TakeOverRequest", "TakeoverResult", "Task", "TaskCache", "TaskCache", "TaskCacheList", "TaskCacheStepsItem", "TaskEvent", "TaskList", "TaskStatus", "TaskUsage", "UpdateWebhookEndpointRequest", "Usage", "UsageRow", "WebhookEndpoint", "WebhookEndpointList", "WebhookEndpointWithSecret", "Whoami"]
+__all__ = ["AuditEvent", "AuditEventList", "CreateCdpSessionRequest", "CreateCdpSessionResponse", "CreateCredentialRequest", "CreateDeviceRequest", "CreateSessionRequest", "CreateWebhookEndpointRequest", "Credential", "CredentialCode", "CredentialList", "Device", "DeviceList", "DeviceStatus", "DoneEvent", "Error", "ErrorError", "Escalation", "EscalationDelivery", "EscalationFieldsItem", "EscalationList", "EscalationResolution", "EventEnvelope", "EventEnvelopeData", "EventType", "EventTypeList", "JsonArray", "JsonObject", "JsonValue", "ListTaskFilesResponse", "ListTaskFilesResponseDataItem", "PushCredentialCodeRequest", "ReleaseResult", "ResolveEscalationRequest", "Session", "SessionWithToken", "Step", "StepEvent", "SubmitTaskRequest", "TakeOverRequest", "TakeoverResult", "Task", "TaskCache", "TaskCache", "TaskCacheList", "TaskCacheStepsItem", "TaskEvent", "TaskList", "TaskStatus", "TaskUsage", "UpdateCredentialRequest", "UpdateWebhookEndpointRequest", "Usage", "UsageRow", "WebhookEndpoint", "WebhookEndpointList", "WebhookEndpointWithSecret", "Whoami"]

@@ -18,6 +18,8 @@ export type EscalationResolution = Schemas['EscalationResolution'];
 export type TaskCache = Schemas['TaskCache'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
+export type Credential = Schemas['Credential'];
+export type CredentialCode = Schemas['CredentialCode'];
 export type AuditEvent = Schemas['AuditEvent'];
 export type Usage = Schemas['Usage'];
 export type Whoami = Schemas['Whoami'];
@@ -26,6 +28,9 @@ export type SubmitTaskParams = Schemas['SubmitTaskRequest'];
 export type CreateSessionParams = Schemas['CreateSessionRequest'];
 export type CreateWebhookEndpointParams = Schemas['CreateWebhookEndpointRequest'];
 export type ResolveEscalationParams = Schemas['ResolveEscalationRequest'];
+export type CreateCredentialParams = Schemas['CreateCredentialRequest'];
+export type UpdateCredentialParams = Schemas['UpdateCredentialRequest'];
+export type ListCredentialsParams = NonNullable<paths['/credentials']['get']['parameters']['query']>;
 export type ListDevicesParams = NonNullable<paths['/devices']['get']['parameters']['query']>;
 export type ListEscalationsParams = NonNullable<paths['/escalations']['get']['parameters']['query']>;
 export type ListTaskCachesParams = NonNullable<paths['/task_caches']['get']['parameters']['query']>;
@@ -215,6 +220,23 @@ export class OperatorClient {
     delete: async (id: string): Promise<void> => {
       await unwrap(this.api.DELETE('/webhook_endpoints/{id}', { params: { path: { id } } }));
     },
+  };
+
+  /**
+   * The credential vault: secrets go in and are never returned; tasks fill them with
+   * `{{vault:<name>.<field>}}`. `pushCode` hands over a one-time code a system received
+   * (SMS, e-mail) for the next fill of `.code` (5 minutes, used once).
+   */
+  readonly credentials = {
+    create: (params: CreateCredentialParams): Promise<Credential> => unwrap(this.api.POST('/credentials', { body: params })),
+    get: (id: string): Promise<Credential> => unwrap(this.api.GET('/credentials/{id}', { params: { path: { id } } })),
+    list: ({ cursor: start, ...params }: ListCredentialsParams = {}): PagePromise<Credential> =>
+      new PagePromise((cursor) => unwrap(this.api.GET('/credentials', { params: { query: { ...params, cursor } } })) as Promise<Page<Credential>>, start),
+    update: (id: string, params: UpdateCredentialParams): Promise<Credential> => unwrap(this.api.PATCH('/credentials/{id}', { params: { path: { id } }, body: params })),
+    delete: async (id: string): Promise<void> => {
+      await unwrap(this.api.DELETE('/credentials/{id}', { params: { path: { id } } }));
+    },
+    pushCode: (id: string, code: string): Promise<CredentialCode> => unwrap(this.api.POST('/credentials/{id}/codes', { params: { path: { id } }, body: { code } })),
   };
 
   /** Receiver side: checks `X-Service-Signature` and returns the parsed body (see verifyWebhook). */

@@ -88,6 +88,21 @@ describe('task caches with the SDK', () => {
   });
 });
 
+describe('credentials', () => {
+  it('stores, lists, rotates and deletes a credential, takes a pushed code, and never returns a value', async () => {
+    const created = await operator.credentials.create({ name: 'sdk-bank', space_id: tenant.spaceId, domains: ['example.com'], username: 'ada', password: 'sdk-Secret-1' });
+    expect(created).toMatchObject({ object: 'credential', name: 'sdk-bank', username: 'ada', has_password: true, has_totp: false });
+    const rotated = await operator.credentials.update(created.id, { password: 'sdk-Secret-2', totp_secret: 'JBSWY3DPEHPK3PXP' });
+    expect(rotated).toMatchObject({ has_password: true, has_totp: true });
+    expect((await operator.credentials.list({ space_id: tenant.spaceId }).toArray()).map((item) => item.id)).toContain(created.id);
+    expect(await operator.credentials.pushCode(created.id, '123456')).toMatchObject({ object: 'credential_code', credential_id: created.id });
+    expect(JSON.stringify(await operator.credentials.get(created.id))).not.toContain('sdk-Secret');
+    await expect(operator.credentials.create({ name: 'sdk-bank', space_id: tenant.spaceId, domains: ['example.com'] })).rejects.toBeInstanceOf(ConflictError);
+    await operator.credentials.delete(created.id);
+    await expect(operator.credentials.get(created.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
 describe('typed errors', () => {
   it('throws classes carrying code, status, request_id and param', async () => {
     const notFound = await operator.devices.get('dev_nope').catch((error: unknown) => error);

@@ -23,6 +23,8 @@ export const FailureCodeSchema = z.enum([
   'output_invalid',
   'download_failed',
   'download_too_large',
+  'credential_domain_mismatch',
+  'credential_not_found',
   'timeout',
   'service_unavailable',
   'internal_error',
@@ -55,6 +57,10 @@ export const FAILURE_DETAILS = {
   download_failed: 'A download the task needed did not complete.',
   // OPERATOR_DOWNLOAD_MAX_FILE_BYTES, or what OPERATOR_DOWNLOAD_MAX_TASK_BYTES left for the task.
   download_too_large: 'A download was larger than the task may keep.',
+  // The phishing guard: the top-level page was on none of the credential's domains; nothing was typed.
+  credential_domain_mismatch: "The page was not on one of the credential's domains, so nothing was filled.",
+  // No credential of that name in the task's Space, or it holds no value for the field asked.
+  credential_not_found: "The task's Space holds no credential with the value the task asked for.",
   timeout: 'The task did not finish within its time limit.',
   // The database stayed unreachable past OPERATOR_DATABASE_GRACE_SECS while the task ran.
   service_unavailable: "The service's database was unreachable for longer than the task could wait.",

@@ -97,7 +97,7 @@ describe('model planner against a scripted OpenAI-compatible server', () => {
     expect(first?.body.model).toBe(MODEL);
     expect(first?.body.tool_choice).toBe('required');
     expect(first?.body.tools?.map((entry) => entry.function.name).sort()).toEqual(
-      ['ask_human', 'ask_human_choice', 'ask_human_confirm', 'ask_human_credentials', 'ask_human_takeover', 'click', 'download', 'extract_text', 'extract_title', 'extract_url', 'finish', 'navigate', 'press', 'scroll', 'type', 'wait_for_text'],
+      ['ask_human', 'ask_human_choice', 'ask_human_confirm', 'ask_human_credentials', 'ask_human_takeover', 'click', 'download', 'extract_text', 'extract_title', 'extract_url', 'fill_credential', 'finish', 'navigate', 'press', 'scroll', 'type', 'wait_for_text'],
     );
     expect(first?.body.messages[0]).toMatchObject({ role: 'system' });
     const firstText = userText(first);

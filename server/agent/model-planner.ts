@@ -18,6 +18,7 @@ import { MODEL_SYSTEM_PROMPT, renderPlannerMessage } from './model-prompt';
 import { normalizeUrl } from './normalize-url';
 import { estimateTokens } from './token-estimate';
 import { PlannerError, type Planner, type PlannerDecision, type PlannerInput, type PlannerRejection } from './planner';
+import { VAULT_FIELDS, vaultPlaceholder, type VaultEntry } from './vault-fill';
 
 export interface ModelPlannerOptions {
   /** OpenAI-compatible API base, e.g. `https://api.example.com/v1` (requests go to `/chat/completions`). */
@@ -38,10 +39,10 @@ export interface ModelPlannerOptions {
 
 /**
  * What a request holds besides the messages' text, in estimated tokens: the tool
- * definitions as the SDK sends them (about 2,100 by token-estimate.ts) and the JSON around
+ * definitions as the SDK sends them (about 2,300 by token-estimate.ts) and the JSON around
  * the messages. The 60-step test checks whole requests against the budget.
  */
-const TOOLS_AND_FRAMING_TOKENS = 2_600;
+const TOOLS_AND_FRAMING_TOKENS = 2_800;
 /**
  * The user message goes out as a JSON string, where every quote and line break (element
  * names are quoted, steps are lines) takes one more character; a tenth of its budget is
@@ -134,6 +135,11 @@ const PLANNER_TOOLS = {
       reason,
     }),
   }),
+  fill_credential: tool({
+    description:
+      "Fill a form field from a vault credential the task lists, unseen: username, password, totp (an authenticator code) or code (one sent by SMS or e-mail). Only on the credential's domains.",
+    inputSchema: z.object({ name: z.string().regex(/^[a-z0-9_-]{1,64}$/), field: z.enum(VAULT_FIELDS), target: TargetSchema, reason }),
+  }),
   ask_human_takeover: tool({
     description: 'Pause the task and ask a human to act in the page themselves (a captcha, a complex sign-in), then hand it back.',
     inputSchema: z.object({ question: z.string().min(1).max(2_000), reason }),
@@ -189,8 +195,9 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   return {
     wantsScreenshots: screenshots,
     maxCorrections: options.maxCorrections ?? 3,
-    async next({ prompt, observation, history, signal, outputSchema, confirmBefore, context }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
-      const text = renderPlannerMessage(withTaskRules(prompt, outputSchema, confirmBefore, context), history, observation, messageBudget);
+    async next({ prompt, observation, history, signal, outputSchema, confirmBefore, context, vaultEntries }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
+      const rules = { outputSchema, confirmBefore, context, vaultEntries: vaultEntries ?? [] };
+      const text = renderPlannerMessage(withTaskRules(prompt, rules), history, observation, messageBudget);
       const messages: ModelMessage[] = [
         {
           role: 'user',
@@ -304,17 +311,28 @@ function toAction(call: StaticToolCall<typeof PLANNER_TOOLS>): AgentAction | nul
     }
     case 'ask_human_takeover':
       return { kind: 'ask_human', question: call.input.question, help: 'takeover' };
+    case 'fill_credential':
+      // A type of the placeholder: the agent fills the value, and the step shows only the placeholder.
+      return { kind: 'type', text: vaultPlaceholder({ name: call.input.name, field: call.input.field }), into: toTarget(call.input.target) };
   }
 }
 
 /**
  * What the task asks of the model beyond its prompt: the output schema its answer must
- * match, and the steps it must have a human confirm first (the agent enforces both); and
- * while a replay heals, the cache entry it takes over from.
+ * match, the steps it must have a human confirm first (the agent enforces both), the
+ * vault's credentials by name and domains (never a value); and while a replay heals, the
+ * cache entry it takes over from.
  */
-function withTaskRules(prompt: string, outputSchema: object | null, confirmBefore: readonly string[] | null, context: string | undefined): string {
+function withTaskRules(
+  prompt: string,
+  { outputSchema, confirmBefore, context, vaultEntries }: { outputSchema: object | null; confirmBefore: readonly string[] | null; context: string | undefined; vaultEntries: readonly VaultEntry[] },
+): string {
   const rules: string[] = [];
   if (context !== undefined) rules.push(context);
+  if (vaultEntries.length > 0) {
+    const listed = vaultEntries.map((entry) => `${entry.name} (${entry.domains.join(', ')})`).join('; ');
+    rules.push(`Credentials you may fill with fill_credential, each only on its domains: ${listed}.`);
+  }
   if (outputSchema !== null) rules.push(`Finish with an answer that matches this JSON Schema: ${JSON.stringify(outputSchema)}`);
   if (confirmBefore !== null && confirmBefore.length > 0) {
     rules.push(`Call ask_human_confirm before any step that involves: ${confirmBefore.map((phrase) => JSON.stringify(phrase)).join(', ')}.`);

@@ -15,6 +15,7 @@ interactive elements, each with a numeric ref. Call exactly one tool per turn.
 - Before a consequential step (a purchase, a submit, anything the task says to confirm) call
   ask_human_confirm; a no ends the task. Steps the task marks are stopped for confirmation anyway.
 - A secret the person gave is typed with the type tool and the text {{<field>}}; you never see it.
+- A credential the task lists is filled with fill_credential (username, password, totp or code); you never see it.
 - Never guess a password or other secret, and stay on the sites the task is about.`;
 
 /** Newest steps shown with their whole note; older ones are cut to one short line each. */

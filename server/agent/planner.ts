@@ -4,6 +4,7 @@ import type { CorrectionReason } from './correction';
 import type { ModelCallUsage } from './model-usage';
 import type { CachedStep } from './replay/cached-step';
 import type { NewStep } from './step';
+import type { VaultEntry } from './vault-fill';
 
 export interface PlannerInput {
   /** The task prompt, unchanged. */
@@ -16,6 +17,8 @@ export interface PlannerInput {
   outputSchema: object | null;
   /** Phrases or selectors of steps a human must confirm first, or null. */
   confirmBefore: readonly string[] | null;
+  /** The credentials of the task's Space a planner may fill (names and domains, never values); absent: none. */
+  vaultEntries?: readonly VaultEntry[];
   /** Aborted when the task is canceled or runs out of time; planners stop their I/O on it. */
   signal: AbortSignal;
   /**

@@ -14,6 +14,7 @@ import { RepeatedActionCounter, REPEATS_BEFORE_WARNING } from './repeated-action
 import type { CachedStep } from './replay/cached-step';
 import type { NewStep, RecordedStep } from './step';
 import { clampNote, describeAction, describeAnswer } from './step-text';
+import { parseVaultPlaceholder, VAULT_CODE_FIELD, type Vault, type VaultEntry, type VaultPlaceholder, type VaultRefusal } from './vault-fill';
 
 export interface AgentTask {
   id: string;
@@ -43,6 +44,11 @@ export interface RunAgentInput {
    * `{{field}}` types the value (masked on the page) and uses it up.
    */
   credentials?: Map<string, string>;
+  /**
+   * The credential vault of the task's Space: a `type` whose text is `{{vault:<name>.<field>}}`
+   * fills from it (vault-fill.ts). Absent: such a type fails with credential_not_found.
+   */
+  vault?: Vault;
   /** Aborting it cancels the run; runAgent then returns `canceled` at once. */
   signal: AbortSignal;
   /** Epoch milliseconds at which the task times out. */
@@ -79,6 +85,17 @@ function trailingCorrections(history: readonly RecordedStep[]): number {
     else if (step.action !== correctionAction('repeated_action')) count += 1;
   }
   return count;
+}
+
+/** A fill the vault refused; the run ends with its failure code, or asks a human for an unpushed code. */
+class VaultRefused extends Error {
+  constructor(
+    readonly refusal: VaultRefusal,
+    readonly placeholder: VaultPlaceholder,
+  ) {
+    super(`vault fill refused: ${refusal}`);
+    this.name = 'VaultRefused';
+  }
 }
 
 /** What a typed credential shows as wherever a page echoed it back. */
@@ -138,6 +155,8 @@ class AgentRun {
     const { task, driver, planner } = this.#input;
     const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
     await guard(() => driver.setAllowedDomains(task.allowedDomains));
+    // Names and domains only, read once per run: what a model may know of the vault.
+    const vaultEntries: readonly VaultEntry[] = this.#input.vault === undefined ? [] : await guard(() => this.#input.vault!.entries());
     let page = await this.#observe();
 
     for (;;) {
@@ -149,6 +168,7 @@ class AgentRun {
           signal: this.#interruption.signal,
           outputSchema: task.output?.schema ?? null,
           confirmBefore: task.confirmBefore,
+          vaultEntries,
         }),
       );
       if (reply.usage !== undefined) await this.#input.recordModelCall(reply.usage);
@@ -240,6 +260,12 @@ class AgentRun {
     if (interrupted === 'timeout') return this.#fail('timeout');
     if (error instanceof ActionError) return this.#fail(ACTION_ERROR_FAILURES[error.code]);
     if (error instanceof PlannerError) return this.#fail(error.code);
+    if (error instanceof VaultRefused) {
+      if (error.refusal !== 'code_not_pushed') return this.#fail(error.refusal);
+      // Nobody pushed the code in time: a person is asked for it, and the fill runs again with their answer.
+      const { name } = error.placeholder;
+      return this.#askHuman({ kind: 'ask_human', question: `Provide the one-time code for the credential "${name}"`, help: 'credentials', fields: [VAULT_CODE_FIELD] });
+    }
     throw error;
   }
 
@@ -259,6 +285,11 @@ class AgentRun {
         await guard(() => driver.click(action.target));
         return null;
       case 'type': {
+        const placeholder = parseVaultPlaceholder(action.text);
+        if (placeholder !== null) {
+          await this.#fillFromVault(placeholder, action.into);
+          return null;
+        }
         const secret = this.#input.credentials === undefined ? null : takeCredential(this.#input.credentials, action.text);
         if (secret !== null) this.#typedSecrets.push(secret);
         if (secret !== null) await guard(() => driver.type(secret, action.into, { secret: true }));
@@ -305,6 +336,27 @@ class AgentRun {
         return null;
       }
     }
+  }
+
+  /**
+   * Types a vault value: fetched (a TOTP code computed) now, only if the top-level page as
+   * it is now, not as the planner last saw it, is on one of the credential's domains;
+   * otherwise nothing is typed. A secret value is masked on the page and out of everything
+   * recorded afterwards.
+   */
+  async #fillFromVault(placeholder: VaultPlaceholder, into: Extract<AgentAction, { kind: 'type' }>['into']): Promise<void> {
+    const { driver, vault, credentials } = this.#input;
+    const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
+    if (vault === undefined) throw new VaultRefused('credential_not_found', placeholder);
+    const { url: pageUrl } = await this.#observe();
+    const answeredCode = placeholder.field === 'code' ? (credentials?.get(VAULT_CODE_FIELD) ?? null) : null;
+    const filled = await guard(() => vault.value({ ...placeholder, pageUrl, answeredCode }, this.#interruption.signal));
+    if (!filled.ok) throw new VaultRefused(filled.refusal, placeholder);
+    if (answeredCode !== null) credentials?.delete(VAULT_CODE_FIELD);
+    // A username is no secret (the credential resource shows it): typed as it is, and left unmasked.
+    const secret = placeholder.field !== 'username';
+    if (secret) this.#typedSecrets.push(filled.value);
+    await guard(() => driver.type(filled.value, into, { secret }));
   }
 
   async #observe(): Promise<PageObservation> {

@@ -11,6 +11,8 @@ import { TaskSchema, TaskStatusSchema } from '../domain/tasks/task-resource';
 import { TaskStepSchema } from '../domain/tasks/task-steps';
 import { UsageRowSchema, UsageSchema } from '../domain/usage/usage';
 import { CreatedWebhookEndpointSchema, WebhookEndpointSchema } from '../domain/webhooks/endpoint-resource';
+import { CredentialSchema } from '../domain/credentials/credential-resource';
+import { PushedCodeSchema } from '../domain/credentials/credential-codes';
 import { EventTypeListSchema, EventTypeSchema } from '../domain/webhooks/event-types';
 
 /**
@@ -34,6 +36,8 @@ export const namedResourceSchemas: Record<string, z.ZodType> = {
   EscalationResolution: ResolveEscalationResultSchema,
   WebhookEndpoint: WebhookEndpointSchema,
   WebhookEndpointWithSecret: CreatedWebhookEndpointSchema,
+  Credential: CredentialSchema,
+  CredentialCode: PushedCodeSchema,
   EventType: EventTypeSchema,
   EventTypeList: EventTypeListSchema,
   AuditEvent: AuditEventSchema,

@@ -23,4 +23,6 @@ export const routeErrors: Record<string, readonly ApiErrorCode[]> = {
   deleteCdpSession: ['session_expired'],
   createWebhookEndpoint: ['unknown_event_type'],
   updateWebhookEndpoint: ['unknown_event_type'],
+  createCredential: ['credential_name_taken'],
+  updateCredential: ['credential_name_taken'],
 };

@@ -32,6 +32,12 @@ import { listEventTypesProcedure } from './webhooks/list-event-types';
 import { listWebhookEndpointsProcedure } from './webhooks/list-webhook-endpoints';
 import { updateWebhookEndpointProcedure } from './webhooks/update-webhook-endpoint';
 import { getWhoami } from './whoami/get-whoami';
+import { createCredentialProcedure } from './credentials/create-credential';
+import { deleteCredentialProcedure } from './credentials/delete-credential';
+import { getCredentialProcedure } from './credentials/get-credential';
+import { listCredentialsProcedure } from './credentials/list-credentials';
+import { pushCredentialCodeProcedure } from './credentials/push-credential-code';
+import { updateCredentialProcedure } from './credentials/update-credential';
 import { getCdpSessionRecording } from './cdp/get-cdp-session-recording';
 import { getCdpVersion } from './cdp/get-cdp-version';
 import type { RawEntryPoint } from './entry-point';
@@ -79,6 +85,12 @@ export const appRouter = router({
   listEscalations: listEscalationsProcedure,
   getEscalation: getEscalationProcedure,
   resolveEscalation: resolveEscalationProcedure,
+  createCredential: createCredentialProcedure,
+  listCredentials: listCredentialsProcedure,
+  getCredential: getCredentialProcedure,
+  updateCredential: updateCredentialProcedure,
+  deleteCredential: deleteCredentialProcedure,
+  pushCredentialCode: pushCredentialCodeProcedure,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { openDatabase, type OpenDatabase } from '../../db/open';
 import { buildOpenApiDocument } from '../api/openapi';
 import { createOAuthHandler } from '../mcp/oauth/oauth-routes';
@@ -24,6 +25,9 @@ import { CursorCodec } from '../domain/pagination/cursor';
 import { LimiterStore } from '../domain/rate-limit/limiter-store';
 import { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import { loadServiceSecret } from '../domain/service-secret';
+import { resealCredentials } from '../domain/credentials/reseal-credentials';
+import { SecretBox } from '../domain/credentials/secret-box';
+import { GENERATED_KEY_FILE, resolveSecretsKey } from '../domain/credentials/secrets-key';
 import { Notifications } from '../domain/channels/notifications';
 import { SESSION_CHANNEL } from '../domain/channels/session-channel';
 import { TASK_CHANNEL, TaskChannel } from '../domain/channels/task-channel';
@@ -114,7 +118,20 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const egress = planBrowserEgress(config.browser, { proxyHost: config.egress.proxyHost, internalUrl: config.http.internalUrl, enforcedElsewhere: config.egress.enforcedElsewhere });
   if (egress.warning !== null) log.warn(egress.warning);
   let ready = false;
+  // The vault's key before the database: a deployment without one is refused before anything starts.
+  const secretsKey = await resolveSecretsKey(config.secrets.current, config.db.url === null, config.dataDir);
+  if (secretsKey.origin === 'generated') {
+    log.warn({ file: path.join(config.dataDir, GENERATED_KEY_FILE) }, 'no OPERATOR_SECRETS_KEY: generated one for the credential vault into the data directory; back it up with the database');
+  }
   const database = await openDatabase(config.db, (line) => log.debug({ component: 'embedded-postgres' }, line));
+  const secrets = new SecretBox(secretsKey.key, config.secrets.previous);
+  try {
+    const resealed = await resealCredentials(database.db, secrets);
+    if (resealed > 0) log.info({ credentials: resealed }, 'credential vault re-encrypted under OPERATOR_SECRETS_KEY; OPERATOR_SECRETS_KEY_PREVIOUS may be removed once every instance runs with the new key');
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const egressProxy = await EgressProxy.start(new EgressPolicy(config.egress), {
     host: egress.listenHost,
     dialHost: egress.dialHost === egress.listenHost ? undefined : egress.dialHost,
@@ -174,6 +191,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     rateLimiter: await RateLimiter.create(config.rateLimit, limiterStore),
     authThrottle: await AuthFailureThrottle.create(config.limits.authFailures, (req) => clientAddress(req, trustedProxies), limiterStore),
     cursors: new CursorCodec(await loadServiceSecret(database.db, 'cursor_hmac_secret')),
+    secrets,
     notifications,
     taskChannel: new TaskChannel(notifications),
     keyRevocations: new KeyRevocations(notifications, database.db, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'key revocation check failed'))),

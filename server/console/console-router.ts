@@ -31,6 +31,9 @@ import { getOperatorProcedure } from './sign-in/get-operator';
 import { signInProcedure } from './sign-in/sign-in';
 import { signOutProcedure } from './sign-in/sign-out';
 import { createSpaceProcedure } from './spaces/create-space';
+import { deleteCredentialProcedure } from '../api/credentials/delete-credential';
+import { listCredentialsProcedure } from '../api/credentials/list-credentials';
+import { updateCredentialProcedure } from '../api/credentials/update-credential';
 
 /**
  * The operator console's API, served at /console/api by tRPC's node adapter; each entry
@@ -73,6 +76,9 @@ export const consoleAppRouter = router({
   wakeDevice: wakeDeviceProcedure,
   deleteDevice: deleteDeviceProcedure,
   listAuditEvents: listAuditEventsProcedure,
+  listCredentials: listCredentialsProcedure,
+  updateCredential: updateCredentialProcedure,
+  deleteCredential: deleteCredentialProcedure,
   recentTasks: listRecentTasksProcedure,
   task: getTaskProcedure,
 });

@@ -151,6 +151,9 @@ const EnvSchema = z.object({
   OPERATOR_DOWNLOAD_MAX_FILE_BYTES: positiveInt(50 * 1024 * 1024),
   OPERATOR_DOWNLOAD_MAX_TASK_BYTES: positiveInt(200 * 1024 * 1024),
   OPERATOR_METRICS_TOKEN: optionalString,
+  // The credential vault's key (32 bytes, base64) and, while rotating, the one it replaces.
+  OPERATOR_SECRETS_KEY: optionalString,
+  OPERATOR_SECRETS_KEY_PREVIOUS: optionalString,
   // The stdio MCP server (`npm run mcp`), a client of a running service's REST API.
   OPERATOR_API_KEY: optionalString,
   OPERATOR_BASE_URL: optionalString,
@@ -291,6 +294,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       downloadMaxFileBytes: e.OPERATOR_DOWNLOAD_MAX_FILE_BYTES,
       downloadMaxTaskBytes: e.OPERATOR_DOWNLOAD_MAX_TASK_BYTES,
     },
+    /**
+     * The credential vault's AES-256-GCM keys. current null: generated into the data
+     * directory with the embedded database, refused at start otherwise (secrets-key.ts).
+     */
+    secrets: { current: secretsKey(e.OPERATOR_SECRETS_KEY, 'OPERATOR_SECRETS_KEY'), previous: secretsKey(e.OPERATOR_SECRETS_KEY_PREVIOUS, 'OPERATOR_SECRETS_KEY_PREVIOUS') },
     /** Bearer of GET /metrics; null: the route does not exist. */
     metricsToken: e.OPERATOR_METRICS_TOKEN,
     /** What `npm run mcp` connects to: the API key, and the service's URL (default this one's public URL). */
@@ -299,3 +307,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/** A vault key as configured: 32 bytes in base64 (`openssl rand -base64 32`), or null when unset. */
+function secretsKey(value: string | null, name: string): Buffer | null {
+  if (value === null) return null;
+  const key = Buffer.from(value, 'base64');
+  if (key.length !== 32 || key.toString('base64') !== value) {
+    throw new Error(`Invalid configuration: ${name} must be 32 bytes in base64 (openssl rand -base64 32).`);
+  }
+  return key;
+}

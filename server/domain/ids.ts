@@ -14,6 +14,7 @@ const PREFIXES = {
   file: 'file',
   mcpGrant: 'mcpg',
   taskCache: 'tch',
+  credential: 'cred',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

@@ -18,6 +18,7 @@ import { addModelCall } from '../domain/tasks/task-usage';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
 import { takeCredentials } from '../domain/escalations/credential-seal';
+import { taskVault } from '../domain/credentials/task-vault';
 import { compileOutputSchema } from '../agent/output-schema';
 import { failParkedTasksWithoutDevice } from '../domain/tasks/parked-task-sweep';
 import type { Services } from '../services/services';
@@ -28,7 +29,7 @@ import { gatedPageDriver } from './gated-page-driver';
 import { ActionError } from '../browser';
 
 /** What the runner needs from the composition root. */
-export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store' | 'databaseAvailability'>;
+export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store' | 'databaseAvailability' | 'secrets'>;
 
 // Fallback poll for work: notifications start tasks at once; this only covers a
 // notification lost while the listener reconnected.
@@ -288,6 +289,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
         confirmBefore: task.confirmBefore,
       },
       credentials,
+      vault: taskVault({ db: deps.db, secrets: deps.secrets }, { id: task.id, orgId: task.orgId, spaceId: task.spaceId }),
       driver,
       planner: taskPlanner,
       history: history.steps,

@@ -6,6 +6,7 @@ import type { DatabaseAvailability } from '../core/database-availability';
 import type { Authenticator } from '../domain/keys/authenticate';
 import type { KeyRevocations } from '../domain/keys/key-revocations';
 import type { CursorCodec } from '../domain/pagination/cursor';
+import type { SecretBox } from '../domain/credentials/secret-box';
 import type { RateLimiter } from '../domain/rate-limit/rate-limiter';
 import type { Notifications } from '../domain/channels/notifications';
 import type { TaskChannel } from '../domain/channels/task-channel';
@@ -40,6 +41,8 @@ export interface Services {
   /** Failed authentications per client address, on every bearer entrance. */
   authThrottle: AuthFailureThrottle;
   cursors: CursorCodec;
+  /** Seals and opens the credential vault's secrets (OPERATOR_SECRETS_KEY). */
+  secrets: SecretBox;
   /** This process's one LISTEN connection: every NOTIFY channel is subscribed to through it. */
   notifications: Notifications;
   /** Task changes, fanned out to event streams and the task worker. */

@@ -193,6 +193,15 @@ describe('Prism validating proxy', () => {
     await expectCall(200, 'GET', '/task_caches');
     await expectCall(404, 'GET', '/task_caches/{id}', { params: { id: 'tch_unknown' } });
     await expectCall(404, 'DELETE', '/task_caches/{id}', { params: { id: 'tch_unknown' } });
+    const credential = json(await expectCall(201, 'POST', '/credentials', { body: { name: 'prism', space_id: tenant.spaceId, domains: ['example.com'], username: 'ada', password: 'correct-horse-battery', totp_secret: 'JBSWY3DPEHPK3PXP' } })).id as string;
+    await expectCall(409, 'POST', '/credentials', { body: { name: 'prism', space_id: tenant.spaceId, domains: ['example.com'] } });
+    await expectCall(400, 'POST', '/credentials', { body: { name: 'prism-2', space_id: tenant.spaceId, domains: ['login.example.com'] } });
+    await expectCall(200, 'GET', '/credentials');
+    await expectCall(200, 'GET', '/credentials/{id}', { params: { id: credential } });
+    await expectCall(200, 'PATCH', '/credentials/{id}', { params: { id: credential }, body: { password: 'rotated-horse-battery', notes: null } });
+    await expectCall(201, 'POST', '/credentials/{id}/codes', { params: { id: credential }, body: { code: '123456' } });
+    await expectCall(204, 'DELETE', '/credentials/{id}', { params: { id: credential } });
+    await expectCall(404, 'GET', '/credentials/{id}', { params: { id: credential } });
 
     await expectCall(200, 'GET', '/escalations');
     await expectCall(404, 'GET', '/escalations/{id}', { params: { id: 'esc_unknown' } });

@@ -21,6 +21,7 @@ const session = { prefix: 'ses', notFound: 'session_not_found' };
 const escalation = { prefix: 'esc', notFound: 'escalation_not_found' };
 const cdpSession = { prefix: 'cdp', notFound: 'cdp_session_not_found' };
 const taskCache = { prefix: 'tch', notFound: 'task_cache_not_found' };
+const credential = { prefix: 'cred', notFound: 'credential_not_found' };
 
 export const routeCatalogue: RouteSpec[] = [
   { method: 'GET', path: '/whoami', scopes: [] },
@@ -62,6 +63,12 @@ export const routeCatalogue: RouteSpec[] = [
   { method: 'GET', path: '/escalations', scopes: ['operator:escalations:read'] },
   { method: 'GET', path: '/escalations/{id}', scopes: ['operator:escalations:read'], idKind: escalation },
   { method: 'POST', path: '/escalations/{id}/resolve', scopes: [], idKind: escalation, escalationBearer: true },
+  { method: 'POST', path: '/credentials', scopes: ['operator:credentials:write'] },
+  { method: 'GET', path: '/credentials', scopes: ['operator:credentials:read'] },
+  { method: 'GET', path: '/credentials/{id}', scopes: ['operator:credentials:read'], idKind: credential },
+  { method: 'PATCH', path: '/credentials/{id}', scopes: ['operator:credentials:write'], idKind: credential },
+  { method: 'DELETE', path: '/credentials/{id}', scopes: ['operator:credentials:write'], idKind: credential },
+  { method: 'POST', path: '/credentials/{id}/codes', scopes: ['operator:credentials:write'], idKind: credential },
 ];
 
 /** Routes called with an API key: every route but the escalation resolve callback. */

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// The credential vault's key of the services this process starts (their database is
+// DATABASE_URL, where the start refuses without one): vitest's per run, or one of this
+// process's own (benchmarks, the e2e setup).
+const SECRETS_KEY = process.env.OPERATOR_SECRETS_KEY ?? randomBytes(32).toString('base64');
 
 /** One line naming the machine, recorded next to every figure. */
 export function machineDescription(): string {
@@ -40,7 +46,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   const spawnReady = async (): Promise<ChildProcess> => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'server/main.ts')], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
+      env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SECRETS_KEY: SECRETS_KEY, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
       stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
     });
     for (let attempt = 0; attempt < 200; attempt += 1) {

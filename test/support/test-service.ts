@@ -48,6 +48,8 @@ export async function startTestService(env: Record<string, string> = {}, options
     // Warm browsers would double the Chromium processes of every test on a 2-core
     // machine; the warm pool's own tests (warm-browsers.test.ts) turn them on.
     OPERATOR_WARM_BROWSERS: '0',
+    // vitest.config.ts sets one per run.
+    OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY ?? '',
     ...env,
   };
   let service = await startService(loadConfig(fullEnv), options);

@@ -209,11 +209,22 @@ export function textsOf({ selector, limit }: { selector: string; limit: number }
   return matches === null ? null : matches.slice(0, limit).map((element) => renderedText(element).trim());
 }
 
-/** Masks a text field's value with discs, as a password input shows it (for typing a secret). */
+/**
+ * Masks a text field's value with discs, as a password input shows it (for typing a
+ * secret), until the field is emptied: then it holds the secret no more (a person cleared
+ * it in the live view, or the agent types something else, which clears it first), and
+ * what is typed next shows as typed.
+ */
 export function maskField(element: Element): void {
-  if (element instanceof HTMLElement && !(element instanceof HTMLInputElement && element.type === 'password')) {
-    element.style.setProperty('-webkit-text-security', 'disc', 'important');
-  }
+  if (!(element instanceof HTMLElement) || (element instanceof HTMLInputElement && element.type === 'password')) return;
+  element.style.setProperty('-webkit-text-security', 'disc', 'important');
+  const unmaskWhenEmptied = (): void => {
+    const text = element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement ? element.value : (element.textContent ?? '');
+    if (text !== '') return;
+    element.style.removeProperty('-webkit-text-security');
+    element.removeEventListener('input', unmaskWhenEmptied);
+  };
+  element.addEventListener('input', unmaskWhenEmptied);
 }
 
 /** Whether the document's rendered text contains `text`, ignoring case and spacing. */

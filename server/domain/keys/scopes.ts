@@ -10,6 +10,8 @@ export const scopes = [
   'operator:webhooks:read',
   'operator:webhooks:write',
   'operator:escalations:read',
+  'operator:credentials:read',
+  'operator:credentials:write',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

@@ -9,16 +9,17 @@ import { consoleApi } from '../../console-client';
 import { useConsoleQuery } from '../../use-console-query';
 import { ApiKeys } from './api-keys';
 import { AuditLog } from './audit-log';
+import { CredentialsTable } from './credentials-table';
 import { DevicesTable } from './devices-table';
 import { OrganizationSettings } from './organization-settings';
 import { RecentTasks } from './recent-tasks';
 import { SpacesCard } from './spaces-card';
 import { UsageChart } from './usage-chart';
 
-const TABS = ['overview', 'devices', 'tasks', 'keys', 'audit'] as const;
+const TABS = ['overview', 'devices', 'tasks', 'keys', 'credentials', 'audit'] as const;
 type Tab = (typeof TABS)[number];
 
-/** One organization: overview (usage, settings, Spaces), devices, tasks, API keys and audit log, one tab each (`#devices` opens that tab). */
+/** One organization: overview (usage, settings, Spaces), devices, tasks, API keys, credentials and audit log, one tab each (`#devices` opens that tab). */
 export function OrganizationPage({ orgId }: { orgId: string }) {
   const organization = useConsoleQuery(() => consoleApi.organization.query({ org_id: orgId }), [orgId]);
   const [tab, setTab] = useState<Tab>('overview');
@@ -81,6 +82,7 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
           <Tabs.Tab value="devices">Devices</Tabs.Tab>
           <Tabs.Tab value="tasks">Tasks</Tabs.Tab>
           <Tabs.Tab value="keys">API keys</Tabs.Tab>
+          <Tabs.Tab value="credentials">Credentials</Tabs.Tab>
           <Tabs.Tab value="audit">Audit log</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="overview">
@@ -100,6 +102,9 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
         </Tabs.Panel>
         <Tabs.Panel value="keys">
           <ApiKeys organization={org} />
+        </Tabs.Panel>
+        <Tabs.Panel value="credentials">
+          <CredentialsTable organization={org} />
         </Tabs.Panel>
         <Tabs.Panel value="audit">
           <AuditLog orgId={org.id} />
