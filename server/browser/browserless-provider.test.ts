@@ -22,6 +22,9 @@ class MemoryStateStore implements DeviceStateStore {
   async remove(deviceId: string): Promise<void> {
     this.states.delete(deviceId);
   }
+  async deviceIds(): Promise<string[]> {
+    return [...this.states.keys()];
+  }
 }
 
 let server: PageServer;

@@ -247,6 +247,8 @@ export interface BrowserProvider {
   launch(request: LaunchRequest): Promise<BrowserHandle>;
   /** Removes everything kept for the device (profile directory or remote profile). */
   destroyProfile(deviceId: string): Promise<void>;
+  /** The devices something is kept for (profile directories, saved states), whatever their browser's state. */
+  profileIds(): Promise<string[]>;
   /** Closes every browser this provider runs, for good. */
   shutdown(): Promise<void>;
   /** Lets go of every browser this provider runs, leaving each running under its keeper (a hand-over). */

@@ -45,6 +45,12 @@ export class FakeBrowserProvider implements BrowserProvider {
     this.calls.push({ method: 'destroyProfile', args: [deviceId] });
   }
 
+  /** A fake keeps no profiles. */
+  async profileIds(): Promise<string[]> {
+    this.calls.push({ method: 'profileIds', args: [] });
+    return [];
+  }
+
   async shutdown(): Promise<void> {
     this.calls.push({ method: 'shutdown', args: [] });
   }
