@@ -121,11 +121,14 @@ class ScreencastLiveView implements LiveView {
       data: event.data,
       width: Math.round(event.metadata.deviceWidth),
       height: Math.round(event.metadata.deviceHeight),
+      // Chromium's swap time is in seconds since the epoch; the arrival is later, a bound.
+      swappedAt: event.metadata.timestamp === undefined ? Date.now() : event.metadata.timestamp * 1000,
     });
   }
 
   private async captureFrameIfNoneArrived(): Promise<void> {
     if (this.latestFrame !== null || this.closing !== null) return;
+    const requestedAt = Date.now();
     try {
       const [screenshot, viewport] = await Promise.all([
         this.session.send('Page.captureScreenshot', { format: 'jpeg', quality: JPEG_QUALITY }),
@@ -136,7 +139,7 @@ class ScreencastLiveView implements LiveView {
       // A screencast frame that arrived meanwhile is newer than the screenshot.
       if (this.latestFrame !== null) return;
       const size = viewport.result.value as { width: number; height: number };
-      this.publish({ data: screenshot.data, width: Math.round(size.width), height: Math.round(size.height) });
+      this.publish({ data: screenshot.data, width: Math.round(size.width), height: Math.round(size.height), swappedAt: requestedAt });
     } catch {
       // The page is navigating, and its new document paints a screencast frame, or it is
       // gone, which input() reports to whoever uses the view.

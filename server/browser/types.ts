@@ -120,6 +120,8 @@ export interface LiveFrame {
   /** Viewport size in CSS pixels: the space input coordinates are given in. */
   width: number;
   height: number;
+  /** When the compositor produced it (ms since the epoch, this machine's clock): what it can show happened before. */
+  swappedAt: number;
 }
 
 /** Human input relayed from a control session; coordinates are viewport CSS pixels. */

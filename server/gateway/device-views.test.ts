@@ -34,7 +34,7 @@ describe('DeviceViews', () => {
 
     const received: Buffer[][] = viewers.map(() => []);
     viewers.forEach((viewer, index) => viewer.onFrame((message) => received[index]!.push(message)));
-    device.emit({ data: '/9j/AAAA', width: 1280, height: 720 });
+    device.emit({ data: '/9j/AAAA', width: 1280, height: 720, swappedAt: 0 });
     expect(received.map((messages) => messages.length)).toEqual([1, 1, 1]);
     // The very same bytes for every socket: the frame was encoded once.
     expect(received[1]![0]).toBe(received[0]![0]);
