@@ -39,6 +39,7 @@ import {
   type DownloadLimits,
   type EgressGate,
   type LiveView,
+  type ScreencastAudience,
   type PageDriver,
   type PageObservation,
 } from './types.js';
@@ -307,8 +308,8 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /** A live view of this driver's page, for a human watching or taking over. */
-  openLiveView(): Promise<LiveView> {
-    return openLiveView(this.page);
+  openLiveView(audience: ScreencastAudience): Promise<LiveView> {
+    return openLiveView(this.page, audience);
   }
 
   private onRequest(request: HTTPRequest): void {
