@@ -7,6 +7,7 @@ import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
+import { machineLoad } from './machine-load';
 
 // `npm run bench:tasks`, through the real service in its own process with the offline planner:
 // 1. per-step time of the agent running a form task on a local page, against the same
@@ -198,6 +199,7 @@ async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceId
 }
 
 async function main(): Promise<void> {
+  const loadBefore = await machineLoad();
   const pages = await startTaskPages();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-tasks-'));
   const service = await startServiceProcess({
@@ -238,12 +240,14 @@ async function main(): Promise<void> {
     const submit = await benchSubmit(call, deviceIds);
     const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
     const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages);
+    const load = { before: loadBefore, after: await machineLoad() };
 
     console.log(
       JSON.stringify(
         {
           machine: machineDescription(),
           chromium: CHROMIUM_PATH,
+          load,
           perStep: {
             steps: STEPS,
             runs: OVERHEAD_RUNS,
