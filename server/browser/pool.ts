@@ -166,6 +166,10 @@ export class BrowserPool {
       // A warm browser gives way: its slot is the device's once its process is gone.
       const evicted = this.warm?.evict() ?? null;
       if (evicted === null) {
+        // A browser still closing (a delete answers before its browser is gone) frees its
+        // slot in a moment: the launch waits for the first to end, then asks again.
+        const closingOthers = [...this.closing].filter(([id]) => id !== deviceId && !this.slots.has(id)).map(([, closed]) => closed.catch(() => undefined));
+        if (closingOthers.length > 0) return Promise.race(closingOthers).then(() => this.launch(deviceId, orgId, options));
         return Promise.reject(new CapacityExhaustedError(this.retryAfterSeconds, `all ${this.options.maxBrowsers} browsers of this host are in use`));
       }
       const previousClose = room;
