@@ -15,7 +15,7 @@ import { machineLoad } from './machine-load';
 // `npm run bench:lifecycle`: BrowserArena's lifecycle measure. One cycle is: create a
 // device (POST /v1/devices) → CDP access (POST /v1/devices/{id}/cdp) → puppeteer.connect
 // to cdp_url → a new page → navigate to a local page (load event) → disconnect and
-// release (DELETE /v1/devices/{id}). At concurrency 1 (cycles one after another) and 10
+// release (DELETE /v1/devices/{id}), timed apart. At concurrency 1 (cycles one after another) and 10
 // (ten cycles at once), p50 and p95, in one run, beside:
 // - the floor: a bare Chromium launch (the local provider's flags, uid and sandbox) +
 //   puppeteer connected over its pipe + a new page + the same navigation + close;
@@ -124,13 +124,9 @@ async function serviceCycle(env: Record<string, string>, pageUrl: string): Promi
       ],
       ['new_page', async () => (page = await browser!.newPage())],
       ['navigate', async () => page!.goto(pageUrl, { waitUntil: 'load' })],
-      [
-        'release',
-        async () => {
-          await browser!.disconnect();
-          await call('DELETE', `/v1/devices/${device.id}`);
-        },
-      ],
+      // The release, in its two parts: the client lets go, then DELETE (answered).
+      ['disconnect', async () => browser!.disconnect()],
+      ['delete', async () => call('DELETE', `/v1/devices/${device.id}`)],
     ]);
   };
   return { cycle, service, dataDir };

@@ -26,6 +26,8 @@ const SUBMITS = Number(process.env.BENCH_SUBMITS ?? 200);
 const DEVICES = 10;
 const TASKS_PER_DEVICE = Number(process.env.BENCH_TASKS_PER_DEVICE ?? 5);
 const PARALLEL_ROUNDS = Number(process.env.BENCH_PARALLEL_ROUNDS ?? 4);
+/** Only the per-step comparison (BENCH_PER_STEP_ONLY=1): the parts after it need a machine that is not saturated. */
+const PER_STEP_ONLY = process.env.BENCH_PER_STEP_ONLY === '1';
 
 type Call = (method: string, route: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
@@ -237,6 +239,9 @@ async function main(): Promise<void> {
     const direct = await benchDirect(pages);
     const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
     const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
+    // The first figure on its own at once: a later part may not finish on a saturated machine.
+    console.error(JSON.stringify({ perStep: { agentMeanMs: round(agentMean), directPuppeteerMeanMs: round(directMean), ratio: round(agentMean / directMean, 2) }, load: await machineLoad(500) }));
+    if (PER_STEP_ONLY) return;
     const submit = await benchSubmit(call, deviceIds);
     const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
     const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages);
