@@ -10,11 +10,12 @@ import { createApiKey, createOrganization, createSpace } from '../server/domain/
 import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { startBrowserlessServer, type BrowserlessServer } from '../test/support/browserless-server';
 import { machineDescription, percentile, startServiceProcess, type ServiceProcess } from '../test/support/service-process';
+import { machineLoad } from './machine-load';
 
 // `npm run bench:lifecycle`: BrowserArena's lifecycle measure. One cycle is: create a
 // device (POST /v1/devices) → CDP access (POST /v1/devices/{id}/cdp) → puppeteer.connect
 // to cdp_url → a new page → navigate to a local page (load event) → disconnect and
-// release (DELETE /v1/devices/{id}). At concurrency 1 (cycles one after another) and 10
+// release (DELETE /v1/devices/{id}), timed apart. At concurrency 1 (cycles one after another) and 10
 // (ten cycles at once), p50 and p95, in one run, beside:
 // - the floor: a bare Chromium launch (the local provider's flags, uid and sandbox) +
 //   puppeteer connected over its pipe + a new page + the same navigation + close;
@@ -23,6 +24,8 @@ const CYCLES_C1 = Number(process.env.BENCH_CYCLES ?? 10);
 /** Batches of ten concurrent cycles. */
 const BATCHES_C10 = Number(process.env.BENCH_BATCHES ?? 2);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Which setups to measure (comma-separated): floor, local, warm, browserless; all by default. */
+const SETUPS = new Set((process.env.BENCH_SETUPS ?? 'floor,local,warm,browserless').split(',').map((setup) => setup.trim()));
 
 interface Row {
   setup: string;
@@ -121,13 +124,9 @@ async function serviceCycle(env: Record<string, string>, pageUrl: string): Promi
       ],
       ['new_page', async () => (page = await browser!.newPage())],
       ['navigate', async () => page!.goto(pageUrl, { waitUntil: 'load' })],
-      [
-        'release',
-        async () => {
-          await browser!.disconnect();
-          await call('DELETE', `/v1/devices/${device.id}`);
-        },
-      ],
+      // The release, in its two parts: the client lets go, then DELETE (answered).
+      ['disconnect', async () => browser!.disconnect()],
+      ['delete', async () => call('DELETE', `/v1/devices/${device.id}`)],
     ]);
   };
   return { cycle, service, dataDir };
@@ -174,6 +173,7 @@ function row(setup: string, concurrency: number, samples: number[]): Row {
 }
 
 async function main(): Promise<void> {
+  const loadBefore = await machineLoad();
   const page = await startPage();
   const root = await mkdtemp(path.join(tmpdir(), 'bench-lifecycle-floor-'));
   // Bare profiles' browser uids must pass this folder, as the service's profiles folder lets them.
@@ -181,39 +181,46 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let browserless: BrowserlessServer | null = null;
   try {
-    rows.push(...(await measure('floor: bare Chromium launch + puppeteer + page + navigate + close', await floorCycle(root, page.url))));
+    if (SETUPS.has('floor')) rows.push(...(await measure('floor: bare Chromium launch + puppeteer + page + navigate + close', await floorCycle(root, page.url))));
 
-    const local = await serviceCycle({ OPERATOR_BROWSER: 'local' }, page.url);
-    try {
-      rows.push(...(await measure('service, local Chromium', local.cycle)));
-    } finally {
-      await local.service.stop();
-      await rm(local.dataDir, { recursive: true, force: true });
+    if (SETUPS.has('local')) {
+      const local = await serviceCycle({ OPERATOR_BROWSER: 'local' }, page.url);
+      try {
+        rows.push(...(await measure('service, local Chromium', local.cycle)));
+      } finally {
+        await local.service.stop();
+        await rm(local.dataDir, { recursive: true, force: true });
+      }
     }
 
-    // As shipped: OPERATOR_WARM_BROWSERS defaults to 2 (the run above has none, so create is a launch).
-    const warm = await serviceCycle({ OPERATOR_BROWSER: 'local', OPERATOR_WARM_BROWSERS: '2' }, page.url);
-    try {
-      rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle)));
-    } finally {
-      await warm.service.stop();
-      await rm(warm.dataDir, { recursive: true, force: true });
+    if (SETUPS.has('warm')) {
+      // As shipped: OPERATOR_WARM_BROWSERS defaults to 2 (the run above has none, so create is a launch).
+      const warm = await serviceCycle({ OPERATOR_BROWSER: 'local', OPERATOR_WARM_BROWSERS: '2' }, page.url);
+      try {
+        rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle)));
+      } finally {
+        await warm.service.stop();
+        await rm(warm.dataDir, { recursive: true, force: true });
+      }
     }
 
-    browserless = await startBrowserlessServer({ concurrent: 12, queued: 0 });
-    const remote = await serviceCycle({ OPERATOR_BROWSER: 'browserless', BROWSERLESS_URL: browserless.url }, page.url);
-    try {
-      rows.push(...(await measure('service, browserless on this machine', remote.cycle)));
-    } finally {
-      await remote.service.stop();
-      await rm(remote.dataDir, { recursive: true, force: true });
+    if (SETUPS.has('browserless')) {
+      browserless = await startBrowserlessServer({ concurrent: 12, queued: 0 });
+      const remote = await serviceCycle({ OPERATOR_BROWSER: 'browserless', BROWSERLESS_URL: browserless.url }, page.url);
+      try {
+        rows.push(...(await measure('service, browserless on this machine', remote.cycle)));
+      } finally {
+        await remote.service.stop();
+        await rm(remote.dataDir, { recursive: true, force: true });
+      }
     }
   } finally {
     await browserless?.stop();
     await rm(root, { recursive: true, force: true });
     await page.close();
   }
-  console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows }, null, 2));
+  const load = { before: loadBefore, after: await machineLoad() };
+  console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, load, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows }, null, 2));
   console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Steps at c1, p50 (ms) |\n|---|---|---|---|---|---|');
   for (const { setup, concurrency, samples, p50Ms, p95Ms, stepsP50Ms } of rows) {
     const steps = stepsP50Ms === undefined ? '' : Object.entries(stepsP50Ms).map(([name, ms]) => `${name} ${ms}`).join(', ');

@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -19,4 +20,13 @@ function cpuTimes(): { total: number; idle: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   const idle = fields[3]! + (fields[4] ?? 0);
   return { total: fields.reduce((sum, value) => sum + value, 0), idle };
+}
+
+/**
+ * The machine's load as a benchmark reports it beside its figures: the 1-minute load
+ * average and how busy the CPUs were over the last `ms` (cpuBusyFraction), at one moment.
+ */
+export async function machineLoad(ms = 2_000): Promise<{ loadAverage1m: number; cpuBusy: number }> {
+  const cpuBusy = await cpuBusyFraction(ms);
+  return { loadAverage1m: Number(loadavg()[0]!.toFixed(2)), cpuBusy: Number(cpuBusy.toFixed(2)) };
 }

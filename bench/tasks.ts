@@ -7,6 +7,7 @@ import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
+import { machineLoad } from './machine-load';
 
 // `npm run bench:tasks`, through the real service in its own process with the offline planner:
 // 1. per-step time of the agent running a form task on a local page, against the same
@@ -25,6 +26,8 @@ const SUBMITS = Number(process.env.BENCH_SUBMITS ?? 200);
 const DEVICES = 10;
 const TASKS_PER_DEVICE = Number(process.env.BENCH_TASKS_PER_DEVICE ?? 5);
 const PARALLEL_ROUNDS = Number(process.env.BENCH_PARALLEL_ROUNDS ?? 4);
+/** Only the per-step comparison (BENCH_PER_STEP_ONLY=1): the parts after it need a machine that is not saturated. */
+const PER_STEP_ONLY = process.env.BENCH_PER_STEP_ONLY === '1';
 
 type Call = (method: string, route: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
@@ -198,6 +201,7 @@ async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceId
 }
 
 async function main(): Promise<void> {
+  const loadBefore = await machineLoad();
   const pages = await startTaskPages();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-tasks-'));
   const service = await startServiceProcess({
@@ -235,15 +239,20 @@ async function main(): Promise<void> {
     const direct = await benchDirect(pages);
     const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
     const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
+    // The first figure on its own at once: a later part may not finish on a saturated machine.
+    console.error(JSON.stringify({ perStep: { agentMeanMs: round(agentMean), directPuppeteerMeanMs: round(directMean), ratio: round(agentMean / directMean, 2) }, load: await machineLoad(500) }));
+    if (PER_STEP_ONLY) return;
     const submit = await benchSubmit(call, deviceIds);
     const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
     const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages);
+    const load = { before: loadBefore, after: await machineLoad() };
 
     console.log(
       JSON.stringify(
         {
           machine: machineDescription(),
           chromium: CHROMIUM_PATH,
+          load,
           perStep: {
             steps: STEPS,
             runs: OVERHEAD_RUNS,

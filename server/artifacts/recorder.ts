@@ -37,6 +37,14 @@ export interface RecorderDeps {
 /** A recording in progress; stop() finishes and stores it (never throws). */
 export interface ActiveRecording {
   stop(): Promise<void>;
+  /**
+   * The page as the recording saw it between `since` and `until` (ms since the epoch): a
+   * step's effect, from its end to the start of the next action. The last frame the
+   * compositor produced in between; when it produced none there (the page did not repaint
+   * after the step), the last one before `since`. `until` may never come (the run's last
+   * step): then what the recording saw until it stopped. A JPEG; null without any frame.
+   */
+  frameBetween(since: number, until: Promise<number>): Promise<Buffer | null>;
 }
 
 // The screencast is at most 1280 wide (live-view.ts); so is the video.
@@ -49,7 +57,23 @@ const FIRST_FRAME_WAIT_MS = 1_000;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-const NOTHING: ActiveRecording = { stop: async () => undefined };
+// A frame produced just before a moment reaches the recorder a little after it (encoding,
+// the DevTools connection): how long frameBetween() still waits for one.
+const FRAME_IN_FLIGHT_MS = 50;
+
+const NOTHING: ActiveRecording = { stop: async () => undefined, frameBetween: async () => null };
+
+/** A wait for the frames produced from `since` to `until` (Infinity until it is known). */
+interface FrameWaiter {
+  since: number;
+  until: number;
+  /** The last frame produced by `since`. */
+  before: LiveFrame | null;
+  /** The last frame produced in between. */
+  between: LiveFrame | null;
+  /** Ends the wait with `between`, or else `before`. */
+  settle(): void;
+}
 
 /**
  * Records what a device's page shows while a subject (a task run, a live-view session,
@@ -83,14 +107,22 @@ export class Recorder {
     const file = path.join(this.#directory, `${recordingId}.mp4`);
     let encoder: FrameEncoder | null = null;
     let stopped = false;
+    let unwatched = false;
+    let latest: LiveFrame | null = null;
+    const waiters = new Set<FrameWaiter>();
     let firstFrame: () => void = () => undefined;
     const firstFrameArrived = new Promise<void>((resolve) => {
       firstFrame = resolve;
     });
     const onFrame = (frame: LiveFrame) => {
+      latest = frame;
+      for (const waiter of waiters) {
+        if (frame.swappedAt <= waiter.since) waiter.before = frame;
+        else if (frame.swappedAt < waiter.until) waiter.between = frame;
+      }
       if (stopped) return;
       firstFrame();
-      const jpeg = Buffer.from(frame.data, 'base64');
+      const jpeg = jpegOf(frame);
       if (encoder !== null) return encoder.push(jpeg);
       const width = Math.min(frame.width, MAX_WIDTH);
       const height = Math.round((frame.height * width) / Math.max(1, frame.width));
@@ -119,6 +151,10 @@ export class Recorder {
       await markRecordingFailed(db, recordingId).catch(() => undefined);
       return NOTHING;
     }
+    /** No more frames come: every wait ends with what it saw. */
+    const settleWaiters = () => {
+      for (const waiter of waiters) waiter.settle();
+    };
     let stopping: Promise<void> | null = null;
     const active: ActiveRecording = {
       stop: () => {
@@ -127,18 +163,52 @@ export class Recorder {
           // within 300 ms even of a still page) still gets its picture.
           if (encoder === null) await Promise.race([firstFrameArrived, delay(FIRST_FRAME_WAIT_MS)]);
           stopped = true;
-          unwatch();
+          // Frames keep coming for the waits on frames (a step's effect painting) while
+          // ffmpeg finishes: those waits end with the video, at no cost of their own.
+          const stopWatching = () => {
+            settleWaiters();
+            unwatched = true;
+            unwatch();
+          };
           const running = encoder as FrameEncoder | null;
           if (running === null) {
+            stopWatching();
             await markRecordingFailed(db, recordingId).catch((error: unknown) => log.error({ err: error, recordingId }, 'could not mark a recording failed'));
             return;
           }
           const ended = await running.stop();
+          stopWatching();
           if (!ended.ok) log.warn({ recordingId, ffmpeg: running.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
           // A clean end needs no ffprobe (a second or more on a busy machine): the encoder knows.
           await this.#finish(row, file, ended.ok ? { durationMs: ended.durationMs, width: running.width, height: running.height } : null);
         })().finally(() => this.#active.delete(active));
         return stopping;
+      },
+      frameBetween: (since, until) => {
+        if (unwatched) return Promise.resolve(latest === null ? null : jpegOf(latest));
+        return new Promise<Buffer | null>((resolve) => {
+          let timer: NodeJS.Timeout | undefined;
+          const waiter: FrameWaiter = {
+            since,
+            until: Infinity,
+            before: latest !== null && latest.swappedAt <= since ? latest : null,
+            between: latest !== null && latest.swappedAt > since ? latest : null,
+            settle: () => {
+              clearTimeout(timer);
+              if (!waiters.delete(waiter)) return;
+              const frame = waiter.between ?? waiter.before;
+              resolve(frame === null ? null : jpegOf(frame));
+            },
+          };
+          waiters.add(waiter);
+          void until.then((at) => {
+            waiter.until = at;
+            if (waiter.between !== null && waiter.between.swappedAt >= at) waiter.between = null;
+            // A frame produced in between may still be on its way.
+            if (waiter.between !== null) waiter.settle();
+            else timer = setTimeout(() => waiter.settle(), FRAME_IN_FLIGHT_MS);
+          });
+        });
       },
     };
     this.#active.add(active);
@@ -178,6 +248,10 @@ export class Recorder {
     await rm(file, { force: true });
     await rm(`${file}.pid`, { force: true });
   }
+}
+
+function jpegOf(frame: LiveFrame): Buffer {
+  return Buffer.from(frame.data, 'base64');
 }
 
 /**

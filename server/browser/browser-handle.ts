@@ -11,6 +11,7 @@ import {
   type CdpChannelRole,
   type EgressGate,
   type LiveView,
+  type ScreencastAudience,
   type PageDriver,
 } from './types.js';
 
@@ -82,9 +83,9 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     return this.sharedDriver();
   }
 
-  async liveView(): Promise<LiveView> {
+  async liveView(audience: ScreencastAudience): Promise<LiveView> {
     const driver = await this.sharedDriver();
-    return driver.openLiveView();
+    return driver.openLiveView(audience);
   }
 
   followingLiveView(): Promise<LiveView> {

@@ -3,26 +3,12 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserlessProvider } from './browserless-provider.js';
 import { isRunning } from './chromium-process.js';
-import type { DeviceState, DeviceStateStore } from './device-state.js';
+import { MemoryStateStore } from '../../test/support/memory-state-store.js';
 import { makeTempDir, startPageServer, startRemoteChromium, type PageServer, type RemoteChromium } from '../../test/support/browser-fixtures.js';
 
 // The provider against a plain Chromium started with --remote-debugging-port: a raw
 // DevTools endpoint whose one browser every device shares, each in its own context.
 // Against a real browserless server: test/integration/devices-browserless-server.test.ts.
-
-/** The store the composition root backs with PostgreSQL, in memory. */
-class MemoryStateStore implements DeviceStateStore {
-  readonly states = new Map<string, unknown>();
-  async load(deviceId: string): Promise<unknown> {
-    return this.states.get(deviceId) ?? null;
-  }
-  async save(deviceId: string, state: DeviceState): Promise<void> {
-    this.states.set(deviceId, structuredClone(state));
-  }
-  async remove(deviceId: string): Promise<void> {
-    this.states.delete(deviceId);
-  }
-}
 
 let server: PageServer;
 let temp: Awaited<ReturnType<typeof makeTempDir>>;

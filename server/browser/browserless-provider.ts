@@ -226,6 +226,10 @@ export class BrowserlessProvider implements BrowserProvider {
     await this.options.deviceStates.remove(deviceId);
   }
 
+  profileIds(): Promise<string[]> {
+    return this.options.deviceStates.deviceIds();
+  }
+
   /**
    * Whether the endpoint answers: browserless's /pressure (it checks the token and
    * starts no browser), or a raw DevTools endpoint's /json/version.

@@ -46,6 +46,8 @@ export interface DeviceStateStore {
   save(deviceId: string, state: DeviceState): Promise<void>;
   /** Forgets the device's state; for a deleted device. */
   remove(deviceId: string): Promise<void>;
+  /** The devices a state is saved for. */
+  deviceIds(): Promise<string[]>;
 }
 
 /** The most recently visited origins whose localStorage is kept; each costs a page load at save and restore. */

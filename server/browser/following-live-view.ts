@@ -65,6 +65,9 @@ class FollowingLiveView implements LiveView {
     await this.current.view.input(event);
   }
 
+  /** Nobody watches it live: its frames stay sized for the recording. */
+  async setAudience(): Promise<void> {}
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.context.off('targetcreated', this.onTargetCreated);
@@ -100,7 +103,8 @@ class FollowingLiveView implements LiveView {
       }
       let view: LiveView;
       try {
-        view = await openLiveView(page);
+        // Its frames are only recorded (a CDP connection's recording).
+        view = await openLiveView(page, 'recording');
       } catch {
         // The page closed before its screencast started; the next event moves on.
         return;

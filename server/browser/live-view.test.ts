@@ -52,7 +52,7 @@ afterEach(async () => {
 });
 
 async function openView(): Promise<LiveView> {
-  const view = await handle.liveView();
+  const view = await handle.liveView('people');
   openViews.push(view);
   return view;
 }
@@ -72,6 +72,16 @@ async function waitForFrames(frames: LiveFrame[], count: number): Promise<void> 
 
 function isJpeg(frame: LiveFrame): boolean {
   return Buffer.from(frame.data, 'base64').subarray(0, 2).equals(Buffer.from([0xff, 0xd8]));
+}
+
+/** The JPEG's own width in pixels (its start-of-frame segment), whatever viewport it shows. */
+function jpegWidth(frame: LiveFrame): number {
+  const bytes = Buffer.from(frame.data, 'base64');
+  for (let at = 2; at + 9 < bytes.length; at += 2 + bytes.readUInt16BE(at + 2)) {
+    if (bytes[at] !== 0xff) break;
+    if (bytes[at + 1] === 0xc0 || bytes[at + 1] === 0xc2) return bytes.readUInt16BE(at + 7);
+  }
+  throw new Error('no JPEG frame header');
 }
 
 async function viewportSize(): Promise<{ width: number; height: number }> {
@@ -99,6 +109,20 @@ describe('frames', () => {
     const frame = frames[0]!;
     expect(isJpeg(frame)).toBe(true);
     expect({ width: frame.width, height: frame.height }).toEqual(await viewportSize());
+  });
+
+  it('sizes frames for a recording alone, and hands people who come a full-size picture at once', async () => {
+    const view = await handle.liveView('recording');
+    openViews.push(view);
+    const { frames } = recordFrames(view);
+    await waitForFrames(frames, 1);
+    // The viewport is 1280 wide; a recording gets at most 800.
+    expect(jpegWidth(frames.at(-1)!)).toBeLessThanOrEqual(800);
+    expect({ width: frames.at(-1)!.width, height: frames.at(-1)!.height }).toEqual(await viewportSize());
+    const before = frames.length;
+    await view.setAudience('people');
+    await waitForFrames(frames, before + 1);
+    expect(jpegWidth(frames.at(-1)!)).toBe((await viewportSize()).width);
   });
 
   it('hands a listener registered later the latest frame at once, then the frames after it', async () => {
@@ -168,7 +192,7 @@ describe('frames', () => {
       await page.goto(server.url('/live'));
       const createSession = page.createCDPSession.bind(page);
       vi.spyOn(page, 'createCDPSession').mockImplementation(async () => silenceScreencast(await createSession()));
-      const view = await openLiveView(page);
+      const view = await openLiveView(page, 'people');
       const { frames } = recordFrames(view);
       await waitForFrames(frames, 1);
       expect(isJpeg(frames[0]!)).toBe(true);
@@ -236,7 +260,7 @@ describe('input', () => {
 describe('a view of a browser that is gone', () => {
   it('rejects input with browser_gone, closes quietly, and no new view opens', async () => {
     const goneHandle = await provider.launch({ deviceId: 'live-gone', orgId: 'org-1' });
-    const view = await goneHandle.liveView();
+    const view = await goneHandle.liveView('people');
     await goneHandle.close();
 
     const error = await rejection(view.input({ kind: 'click', x: 10, y: 10, button: 'left' }));
@@ -244,7 +268,7 @@ describe('a view of a browser that is gone', () => {
     expect((error as ActionError).code).toBe('browser_gone');
     await expect(view.close()).resolves.toBeUndefined();
 
-    const reopened = await rejection(goneHandle.liveView());
+    const reopened = await rejection(goneHandle.liveView('people'));
     expect(reopened).toBeInstanceOf(ActionError);
     expect((reopened as ActionError).code).toBe('browser_gone');
   });

@@ -1,15 +1,20 @@
 import type { CDPSession, KeyInput, Page, Protocol } from 'puppeteer-core';
 import { _keyDefinitions } from 'puppeteer-core/internal/common/USKeyboardLayout.js';
-import { ActionError, InvalidLiveInputError, type LiveFrame, type LiveInput, type LiveView } from './types.js';
+import { ActionError, InvalidLiveInputError, type LiveFrame, type LiveInput, type LiveView, type ScreencastAudience } from './types.js';
 
 const JPEG_QUALITY = 60;
 
-const SCREENCAST_OPTIONS: Protocol.Page.StartScreencastRequest = {
-  format: 'jpeg',
-  quality: JPEG_QUALITY,
-  maxWidth: 1280,
-  maxHeight: 1280,
-  everyNthFrame: 1,
+/**
+ * Chromium encodes a JPEG of the viewport on every repaint it screencasts, and the bytes
+ * cross the DevTools connection the agent's commands use: a recording alone (a video of a
+ * few frames per second, the steps' pictures) gets frames of about a third of the pixels
+ * of a person's. `everyNthFrame` stays 1 for both: a change on a still page usually makes a
+ * single frame, and skipping frames could withhold exactly that one (a step's effect, a
+ * click's answer).
+ */
+const SCREENCAST_OPTIONS: Record<ScreencastAudience, Protocol.Page.StartScreencastRequest> = {
+  people: { format: 'jpeg', quality: JPEG_QUALITY, maxWidth: 1280, maxHeight: 1280, everyNthFrame: 1 },
+  recording: { format: 'jpeg', quality: 50, maxWidth: 800, maxHeight: 800, everyNthFrame: 1 },
 };
 
 /**
@@ -31,16 +36,16 @@ function isKeyName(key: string): key is KeyInput {
 
 /**
  * Opens a live view of `page` on its own CDP session, so several views and the agent's
- * driver can share the page without disturbing each other.
+ * driver can share the page without disturbing each other; its frames sized for `audience`.
  */
-export async function openLiveView(page: Page): Promise<LiveView> {
+export async function openLiveView(page: Page, audience: ScreencastAudience): Promise<LiveView> {
   let session: CDPSession;
   try {
     session = await page.createCDPSession();
   } catch {
     throw browserGone();
   }
-  const view = new ScreencastLiveView(page, session);
+  const view = new ScreencastLiveView(page, session, audience);
   try {
     await view.start();
   } catch {
@@ -55,16 +60,39 @@ class ScreencastLiveView implements LiveView {
   private latestFrame: LiveFrame | null = null;
   private firstFrameTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | null = null;
+  /** Audience changes, one at a time. */
+  private resizing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly page: Page,
     private readonly session: CDPSession,
+    private audience: ScreencastAudience,
   ) {}
 
   async start(): Promise<void> {
     this.session.on('Page.screencastFrame', (event) => this.onScreencastFrame(event));
-    await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS);
-    this.firstFrameTimer = setTimeout(() => void this.captureFrameIfNoneArrived(), FIRST_FRAME_WAIT_MS);
+    await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS[this.audience]);
+    this.firstFrameTimer = setTimeout(() => void this.captureFrameIfNoneArrived(null), FIRST_FRAME_WAIT_MS);
+  }
+
+  /**
+   * A screencast's options are fixed while it runs: it restarts with the new ones. A
+   * restart sends no frame until the page changes, so a person who just came is sent a
+   * full-size picture of the page as it is.
+   */
+  setAudience(audience: ScreencastAudience): Promise<void> {
+    this.resizing = this.resizing.then(async () => {
+      if (this.audience === audience || this.closing !== null) return;
+      this.audience = audience;
+      try {
+        await this.session.send('Page.stopScreencast');
+        await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS[audience]);
+      } catch {
+        return; // the page is gone, which input() reports to whoever uses the view
+      }
+      if (audience === 'people') await this.captureFrameIfNoneArrived(this.latestFrame);
+    });
+    return this.resizing;
   }
 
   onFrame(listener: (frame: LiveFrame) => void): () => void {
@@ -121,11 +149,15 @@ class ScreencastLiveView implements LiveView {
       data: event.data,
       width: Math.round(event.metadata.deviceWidth),
       height: Math.round(event.metadata.deviceHeight),
+      // Chromium's swap time is in seconds since the epoch; the arrival is later, a bound.
+      swappedAt: event.metadata.timestamp === undefined ? Date.now() : event.metadata.timestamp * 1000,
     });
   }
 
-  private async captureFrameIfNoneArrived(): Promise<void> {
-    if (this.latestFrame !== null || this.closing !== null) return;
+  /** Publishes a screenshot unless a frame other than `previous` arrived meanwhile. */
+  private async captureFrameIfNoneArrived(previous: LiveFrame | null): Promise<void> {
+    if (this.latestFrame !== previous || this.closing !== null) return;
+    const requestedAt = Date.now();
     try {
       const [screenshot, viewport] = await Promise.all([
         this.session.send('Page.captureScreenshot', { format: 'jpeg', quality: JPEG_QUALITY }),
@@ -134,9 +166,9 @@ class ScreencastLiveView implements LiveView {
         this.session.send('Runtime.evaluate', { expression: VIEWPORT_SIZE_EXPRESSION, returnByValue: true }),
       ]);
       // A screencast frame that arrived meanwhile is newer than the screenshot.
-      if (this.latestFrame !== null) return;
+      if (this.latestFrame !== previous) return;
       const size = viewport.result.value as { width: number; height: number };
-      this.publish({ data: screenshot.data, width: Math.round(size.width), height: Math.round(size.height) });
+      this.publish({ data: screenshot.data, width: Math.round(size.width), height: Math.round(size.height), swappedAt: requestedAt });
     } catch {
       // The page is navigating, and its new document paints a screencast frame, or it is
       // gone, which input() reports to whoever uses the view.

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { runsAsRoot } from '../os/system-state-directory.js';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
@@ -265,6 +265,12 @@ export class LocalBrowserProvider implements BrowserProvider {
     await rm(profileDir, { recursive: true, force: true });
     await forgetProfileOwner(profileDir);
     await unmarkWarmProfile(setup.profilesRoot, deviceId);
+  }
+
+  /** The profile directories under the profiles root (its dot folders are the service's own, no device's). */
+  async profileIds(): Promise<string[]> {
+    const entries = await readdir((await this.ready()).profilesRoot, { withFileTypes: true });
+    return entries.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name);
   }
 
   /** Marked before anything is written, so a crash at any point leaves nothing a restart keeps. */

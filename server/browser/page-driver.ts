@@ -42,6 +42,7 @@ import {
   type EgressGate,
   type LiveView,
   type LocatedTarget,
+  type ScreencastAudience,
   type TargetFingerprint,
   type PageDriver,
   type PageObservation,
@@ -333,8 +334,8 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /** A live view of this driver's page, for a human watching or taking over. */
-  openLiveView(): Promise<LiveView> {
-    return openLiveView(this.page);
+  openLiveView(audience: ScreencastAudience): Promise<LiveView> {
+    return openLiveView(this.page, audience);
   }
 
   private onRequest(request: HTTPRequest): void {

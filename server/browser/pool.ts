@@ -64,6 +64,8 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 30;
 export class BrowserPool {
   private readonly slots = new Map<string, Slot>();
   private readonly closing = new Map<string, Promise<void>>();
+  /** Destroys under way (a delete answers before they end): shutdown and detach wait for them. */
+  private readonly destroying = new Set<Promise<void>>();
   private readonly lostListeners: Array<(deviceId: string) => void> = [];
   private readonly launchedListeners: Array<(deviceId: string, handle: BrowserHandle) => void> = [];
   private readonly handedOffListeners: Array<(deviceId: string) => void> = [];
@@ -164,6 +166,10 @@ export class BrowserPool {
       // A warm browser gives way: its slot is the device's once its process is gone.
       const evicted = this.warm?.evict() ?? null;
       if (evicted === null) {
+        // A browser still closing (a delete answers before its browser is gone) frees its
+        // slot in a moment: the launch waits for the first to end, then asks again.
+        const closingOthers = [...this.closing].filter(([id]) => id !== deviceId && !this.slots.has(id)).map(([, closed]) => closed.catch(() => undefined));
+        if (closingOthers.length > 0) return Promise.race(closingOthers).then(() => this.launch(deviceId, orgId, options));
         return Promise.reject(new CapacityExhaustedError(this.retryAfterSeconds, `all ${this.options.maxBrowsers} browsers of this host are in use`));
       }
       const previousClose = room;
@@ -219,10 +225,25 @@ export class BrowserPool {
     return tracked;
   }
 
-  /** Closes the device's browser and deletes its profile. */
-  async destroy(deviceId: string): Promise<void> {
-    await this.close(deviceId);
-    await this.provider.destroyProfile(deviceId);
+  /**
+   * Closes the device's browser and deletes its profile. The slot is free at once (the
+   * device no longer runs here), so a caller may leave the rest to run on: a stop of the
+   * service waits for it, and what a process dying meanwhile leaves (a kept browser, a
+   * profile) the next start removes (reconcileHostDevices).
+   */
+  destroy(deviceId: string): Promise<void> {
+    const destroyed = (async () => {
+      await this.close(deviceId);
+      await this.provider.destroyProfile(deviceId);
+    })();
+    const tracked = destroyed.catch(() => undefined).finally(() => this.destroying.delete(tracked));
+    this.destroying.add(tracked);
+    return destroyed;
+  }
+
+  /** The devices a profile (a directory, a saved state) is kept for, running or not. */
+  profileIds(): Promise<string[]> {
+    return this.provider.profileIds();
   }
 
   /**
@@ -246,7 +267,7 @@ export class BrowserPool {
   async shutdown(): Promise<void> {
     await this.warm?.shutdown();
     await Promise.all([...this.slots.keys()].map((deviceId) => this.close(deviceId)));
-    await Promise.all(this.closing.values());
+    await Promise.all([...this.closing.values(), ...this.destroying]);
     await this.provider.shutdown();
   }
 
@@ -260,7 +281,7 @@ export class BrowserPool {
     const slots = [...this.slots.values()];
     this.slots.clear();
     await Promise.all(slots.map((slot) => slot.handle.then((handle) => handle.detach(), () => undefined)));
-    await Promise.all(this.closing.values());
+    await Promise.all([...this.closing.values(), ...this.destroying]);
     await this.provider.detach();
   }
 

@@ -137,6 +137,8 @@ export interface LiveFrame {
   /** Viewport size in CSS pixels: the space input coordinates are given in. */
   width: number;
   height: number;
+  /** When the compositor produced it (ms since the epoch, this machine's clock): what it can show happened before. */
+  swappedAt: number;
 }
 
 /** Human input relayed from a control session; coordinates are viewport CSS pixels. */
@@ -157,6 +159,13 @@ export class InvalidLiveInputError extends Error {
   }
 }
 
+/**
+ * Who a screencast is for, which decides its frames' size: `recording`, a recorder alone
+ * (a video of a few frames per second and the steps' pictures), or `people`, someone
+ * watching live (full size and quality).
+ */
+export type ScreencastAudience = 'recording' | 'people';
+
 /** A live view of a device's page: screencast frames out, human input in. */
 export interface LiveView {
   /**
@@ -166,6 +175,8 @@ export interface LiveView {
   onFrame(listener: (frame: LiveFrame) => void): () => void;
   /** Dispatches one input; InvalidLiveInputError for input the page cannot take. */
   input(event: LiveInput): Promise<void>;
+  /** Sizes the frames for `audience` from now on (a no-op when they already are). */
+  setAudience(audience: ScreencastAudience): Promise<void>;
   /** Stops the screencast; idempotent. */
   close(): Promise<void>;
 }
@@ -211,8 +222,8 @@ export interface BrowserHandle {
   readonly location: string | null;
   /** The page the agent drives, created on first use and reused afterwards. */
   page(): Promise<PageDriver>;
-  /** A new live view of that same page (the one the agent drives). */
-  liveView(): Promise<LiveView>;
+  /** A new live view of that same page (the one the agent drives), its frames sized for `audience`. */
+  liveView(audience: ScreencastAudience): Promise<LiveView>;
   /**
    * A new live view of the device's page opened last and still open, following each page
    * that opens: what a CDP client drives (following-live-view.ts).
@@ -264,6 +275,8 @@ export interface BrowserProvider {
   launch(request: LaunchRequest): Promise<BrowserHandle>;
   /** Removes everything kept for the device (profile directory or remote profile). */
   destroyProfile(deviceId: string): Promise<void>;
+  /** The devices something is kept for (profile directories, saved states), whatever their browser's state. */
+  profileIds(): Promise<string[]>;
   /** Closes every browser this provider runs, for good. */
   shutdown(): Promise<void>;
   /** Lets go of every browser this provider runs, leaving each running under its keeper (a hand-over). */

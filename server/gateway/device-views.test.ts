@@ -1,24 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import type { BrowserHandle, LiveFrame, LiveView } from '../browser';
+import type { BrowserHandle, LiveFrame, LiveView, ScreencastAudience } from '../browser';
 import { DeviceViews } from './device-views';
 
 /** A device's browser whose live view is a recording fake: how often it was opened, and its frames pushed by hand. */
 function fakeDevice() {
   const listeners = new Set<(frame: LiveFrame) => void>();
-  const device = { viewsOpened: 0, viewsClosed: 0, emit: (frame: LiveFrame) => listeners.forEach((listener) => listener(frame)) };
+  const device = {
+    viewsOpened: 0,
+    viewsClosed: 0,
+    /** The audience the view was opened for, then each one it was set to. */
+    audiences: [] as ScreencastAudience[],
+    emit: (frame: LiveFrame) => listeners.forEach((listener) => listener(frame)),
+  };
   const view: LiveView = {
     onFrame(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     input: async () => undefined,
+    setAudience: async (audience) => {
+      if (device.audiences.at(-1) !== audience) device.audiences.push(audience);
+    },
     close: async () => {
       device.viewsClosed += 1;
     },
   };
   const handle = {
-    liveView: async () => {
+    liveView: async (audience: ScreencastAudience) => {
       device.viewsOpened += 1;
+      device.audiences.push(audience);
       return view;
     },
   } as unknown as BrowserHandle;
@@ -34,7 +44,7 @@ describe('DeviceViews', () => {
 
     const received: Buffer[][] = viewers.map(() => []);
     viewers.forEach((viewer, index) => viewer.onFrame((message) => received[index]!.push(message)));
-    device.emit({ data: '/9j/AAAA', width: 1280, height: 720 });
+    device.emit({ data: '/9j/AAAA', width: 1280, height: 720, swappedAt: 0 });
     expect(received.map((messages) => messages.length)).toEqual([1, 1, 1]);
     // The very same bytes for every socket: the frame was encoded once.
     expect(received[1]![0]).toBe(received[0]![0]);
@@ -50,6 +60,32 @@ describe('DeviceViews', () => {
     for (let index = 0; index < 4; index += 1) views.release('device-1');
     await new Promise((resolve) => setImmediate(resolve));
     expect(device.viewsClosed).toBe(1);
+  });
+
+  it('sizes the screencast for a recorder alone, for people while a socket watches, and for the recorder again when the last socket leaves', async () => {
+    const { device, pool } = fakeDevice();
+    const views = new DeviceViews(pool);
+    const recorded: LiveFrame[] = [];
+    const stopRecording = await views.watchFrames('device-1', (frame) => recorded.push(frame));
+    expect(device.audiences).toEqual(['recording']);
+    await views.acquire('device-1');
+    await views.acquire('device-1');
+    expect(device.audiences).toEqual(['recording', 'people']);
+    views.release('device-1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(device.audiences).toEqual(['recording', 'people']);
+    views.release('device-1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(device.audiences).toEqual(['recording', 'people', 'recording']);
+    device.emit({ data: '/9j/AAAA', width: 1280, height: 720, swappedAt: 0 });
+    expect(recorded).toHaveLength(1);
+    stopRecording();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(device.viewsClosed).toBe(1);
+
+    // Opened by a socket, it is full size from the start.
+    await views.acquire('device-1');
+    expect(device.audiences.at(-1)).toBe('people');
   });
 
   it('refuses a device with no browser in this process', async () => {

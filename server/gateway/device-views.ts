@@ -1,4 +1,4 @@
-import type { BrowserPool, LiveFrame, LiveInput, LiveView } from '../browser';
+import type { BrowserPool, LiveFrame, LiveInput, LiveView, ScreencastAudience } from '../browser';
 import { encodeFrameMessage } from './gateway-messages';
 
 /** A device's live view as the sockets watching it share it. */
@@ -14,6 +14,8 @@ export interface SharedView {
 interface Entry {
   view: Promise<LiveView>;
   users: number;
+  /** The users that are sockets (people watching), not recorders: they want full-size frames. */
+  people: number;
   listeners: Set<(message: Buffer) => void>;
   latest: Buffer | null;
   /** The recorder's listeners (server/recording/), which want the frame itself. */
@@ -26,24 +28,18 @@ interface Entry {
 /**
  * One live view per device, shared by every socket watching it: one screencast per page
  * and each frame encoded once, whatever the number of viewers. Opened on first acquire,
- * closed on the last release.
+ * closed on the last release. Its frames are sized for whoever watches: full size while a
+ * socket does, smaller for a recorder alone (live-view.ts).
  */
 export class DeviceViews {
   readonly #views = new Map<string, Entry>();
 
   constructor(private readonly pool: Pick<BrowserPool, 'get'>) {}
 
-  /** The device's view; throws when the device has no browser in this process. */
+  /** The device's view, for a socket; throws when the device has no browser in this process. */
   async acquire(deviceId: string): Promise<SharedView> {
-    const entry = this.#views.get(deviceId) ?? this.#open(deviceId);
-    entry.users += 1;
-    let view: LiveView;
-    try {
-      view = await entry.view;
-    } catch (error) {
-      this.release(deviceId);
-      throw error;
-    }
+    const entry = await this.#acquire(deviceId, 'people');
+    const view = await entry.view;
     return {
       input: (event) => view.input(event),
       onFrame: (listener) => {
@@ -60,8 +56,7 @@ export class DeviceViews {
    * like acquire() when the device has no browser in this process.
    */
   async watchFrames(deviceId: string, listener: (frame: LiveFrame) => void): Promise<() => void> {
-    await this.acquire(deviceId);
-    const entry = this.#views.get(deviceId)!;
+    const entry = await this.#acquire(deviceId, 'recording');
     entry.frameListeners.add(listener);
     if (entry.latestFrame !== null) listener(entry.latestFrame);
     let stopped = false;
@@ -69,14 +64,39 @@ export class DeviceViews {
       if (stopped) return;
       stopped = true;
       entry.frameListeners.delete(listener);
-      this.release(deviceId);
+      this.#release(deviceId, 'recording');
     };
   }
 
+  /** A socket stops watching the device. */
   release(deviceId: string): void {
+    this.#release(deviceId, 'people');
+  }
+
+  /** The entry once its view is open, counted as used by `user`; throws like acquire(). */
+  async #acquire(deviceId: string, user: ScreencastAudience): Promise<Entry> {
+    const entry = this.#views.get(deviceId) ?? this.#open(deviceId, user);
+    entry.users += 1;
+    if (user === 'people') entry.people += 1;
+    try {
+      const view = await entry.view;
+      if (user === 'people' && entry.people === 1) await view.setAudience('people');
+    } catch (error) {
+      this.#release(deviceId, user);
+      throw error;
+    }
+    return entry;
+  }
+
+  #release(deviceId: string, user: ScreencastAudience): void {
     const entry = this.#views.get(deviceId);
     if (entry === undefined) return;
     entry.users -= 1;
+    if (user === 'people') {
+      entry.people -= 1;
+      // The last person left; a recorder still watching gets its smaller frames again.
+      if (entry.people === 0 && entry.users > 0) void entry.view.then((view) => view.setAudience('recording')).catch(() => undefined);
+    }
     if (entry.users > 0) return;
     this.#views.delete(deviceId);
     entry.listeners.clear();
@@ -84,10 +104,10 @@ export class DeviceViews {
     void entry.view.then((view) => view.close()).catch(() => undefined);
   }
 
-  #open(deviceId: string): Entry {
+  #open(deviceId: string, firstUser: ScreencastAudience): Entry {
     const browser = this.pool.get(deviceId);
     if (browser === undefined) throw new Error('the device has no browser on this host');
-    const entry: Entry = { view: browser.liveView(), users: 0, listeners: new Set(), latest: null, frameListeners: new Set(), latestFrame: null, latestEncoded: null };
+    const entry: Entry = { view: browser.liveView(firstUser), users: 0, people: 0, listeners: new Set(), latest: null, frameListeners: new Set(), latestFrame: null, latestEncoded: null };
     this.#views.set(deviceId, entry);
     void entry.view.then(
       (view) =>

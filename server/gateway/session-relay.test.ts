@@ -76,7 +76,7 @@ describe('pipeSockets', () => {
     const client = new RecordingSocket();
     const upstream = new RecordingSocket();
     pipeSockets(client as unknown as WebSocket, { upstream: upstream as unknown as WebSocket, takeEarlyMessages: () => [] }, () => undefined);
-    const frame = encodeFrameMessage({ data: '/9j/AAAA', width: 800, height: 600 });
+    const frame = encodeFrameMessage({ data: '/9j/AAAA', width: 800, height: 600, swappedAt: 0 });
     const refusal = Buffer.from(JSON.stringify({ type: 'error', code: 'input_not_allowed', message: 'No.' }));
 
     client.bufferedAmount = 3 * 1024 * 1024;

@@ -11,9 +11,10 @@ import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
 import { claimTasks, failLostRunningTasks, handOverTask, renewLease, taskPageIncarnation } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
-import { appendStep, appendStepInTransaction, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
+import { appendStep, appendStepInTransaction, forgetStepScreenshot, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
 import { cachingPlanner } from '../agent/replay/caching-planner';
 import { cacheForRun, markHealed, storeTaskCache } from '../domain/task-caches/task-cache-runs';
+import { StepScreenshots } from '../artifacts/step-screenshots';
 import { addModelCall } from '../domain/tasks/task-usage';
 import { endTask, lockTask, parkTask, type TaskEnd } from '../domain/tasks/task-transitions';
 import { openEscalation } from '../domain/escalations/open-escalation';
@@ -38,9 +39,6 @@ const POLL_INTERVAL_MS = 1_000;
 // For a `download` to start and finish (the task's deadline permitting).
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 
-// A step's screenshot is skipped past this: a hung page must not hold the step.
-const SCREENSHOT_TIMEOUT_MS = 5_000;
-
 // A hand-over lets the action in progress finish and be recorded, so the next service
 // neither repeats nor loses it; past this the run stops anyway (the action is then
 // carried out again by the next service, as after a crash).
@@ -53,19 +51,6 @@ const LEASE_SAFETY_MS = 1_000;
 
 // How often a run whose lease could not be confirmed asks again before its next action.
 const LEASE_RETRY_MS = 500;
-
-/** The promise's value, or null once `ms` passed. */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * Why a run stopped before the agent finished:
@@ -211,14 +196,22 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     // The end is written once the database answers, however long that takes (a stop gives up).
     const end = (outcome: AgentOutcome) => databaseAvailability.retryWhileUnreachable(() => finish(task, outcome));
     heartbeat.start();
-    // Started alongside the run (opening the screencast takes a moment the first step
-    // need not wait for), and stopped before the task's end is written, so a client told
-    // the task ended finds its recording (ffmpeg's last frames and the store's write, about
-    // a tenth of a second on a quiet machine).
+    // Started alongside the run's first reads (the first step's picture needs its frames),
+    // and stopped before the task's end is written, so a client told the task ended finds
+    // its recording (ffmpeg's last frames and the store's write, about a tenth of a second
+    // on a quiet machine).
     const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
-    const recording = { stop: async () => (await started).stop() };
+    // Each step's picture comes from the recording's frames, stored off the step's path;
+    // the recording's stop lets the last ones arrive, and the end waits for them.
+    const screenshots = new StepScreenshots({ store: deps.store, log, recording: started, forget: (key) => forgetStepScreenshot(deps.db, task.id, key) });
+    const recording = {
+      stop: async () => {
+        await (await started).stop();
+        await screenshots.settled();
+      },
+    };
     try {
-      const outcome = await runOnDevice(task, control.signal, stop, beforeAction);
+      const outcome = await runOnDevice(task, control.signal, stop, beforeAction, screenshots);
       // Storing the video writes its row: a run stopped by an outage stores it once the database is back.
       await databaseAvailability.whenReachable();
       await recording.stop();
@@ -245,7 +238,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     }
   }
 
-  async function runOnDevice(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void, beforeAction: () => Promise<void>): Promise<AgentOutcome> {
+  async function runOnDevice(task: TaskRow, signal: AbortSignal, stop: (why: StopReason) => void, beforeAction: () => Promise<void>, screenshots: StepScreenshots): Promise<AgentOutcome> {
     const browser = deps.browserPool.get(task.deviceId);
     if (browser === undefined) return { status: 'failed', error: 'device_lost' };
     // A task continues only on the page it built: after a restart that relaunched the
@@ -261,7 +254,11 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     }
     let driver: PageDriver;
     try {
-      driver = gatedPageDriver(await browser.page(), beforeAction);
+      // Past the gate an action starts: the pictures of the steps before it are taken from then on.
+      driver = gatedPageDriver(await browser.page(), async () => {
+        await beforeAction();
+        screenshots.actionStarting();
+      });
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.
       log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
@@ -270,7 +267,8 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     // Reads and writes of the run wait out an unreachable database; the heartbeat stops
     // the run (aborting `signal`) once the outage outlasts the grace.
     const untilWritten = <T>(write: () => Promise<T>) => databaseAvailability.retryWhileUnreachable(write, signal);
-    const history = await untilWritten(() => taskHistory(deps.db, task.id));
+    // The first step's picture needs the screencast running before it ends.
+    const [history] = await Promise.all([untilWritten(() => taskHistory(deps.db, task.id)), screenshots.recordingStarted()]);
     let seq = history.lastSeq;
     // Checked at submit; compiled again here, once per run.
     const compiled = task.outputSchema === null ? null : compileOutputSchema(task.outputSchema);
@@ -297,13 +295,13 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       deadline: task.deadlineAt.getTime(),
       recordStep: async (step: NewStep) => {
         seq += 1;
-        const screenshotKey = await keepScreenshot(driver, task.id, seq);
-        // The agent's next action waits until this step is recorded.
+        // The page after the step: what painted after this moment (step-screenshots.ts).
+        const doneAt = Date.now();
+        const screenshotKey = stepScreenshotKey(task.id, seq);
+        // The agent's next action waits until this step is recorded, not for its picture.
         const recorded = await untilWritten(() => appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey));
-        if (!recorded) {
-          if (screenshotKey !== null) await deps.store.delete(screenshotKey).catch(() => undefined);
-          stop('released');
-        }
+        if (recorded) screenshots.keep(screenshotKey, doneAt, () => driver.screenshot());
+        else stop('released');
       },
       recordModelCall: (usage) => untilWritten(() => addModelCall(deps.db, task.id, usage)),
       downloads: {
@@ -317,24 +315,6 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
   /** What the next file a task downloads may weigh: the per-file cap, or what the task's cap leaves. */
   async function downloadBytesLeft(taskId: string): Promise<number> {
     return Math.min(config.artifacts.downloadMaxFileBytes, config.artifacts.downloadMaxTaskBytes - (await taskBytesKept(deps.db, taskId)));
-  }
-
-  /**
-   * The page after a step, as a JPEG in the object store (the step's `screenshot_url`);
-   * null when the page cannot be captured (a browser that died, a page that hangs), which
-   * never fails the step.
-   */
-  async function keepScreenshot(driver: PageDriver, taskId: string, stepSeq: number): Promise<string | null> {
-    try {
-      const jpeg = await withTimeout(driver.screenshot(), SCREENSHOT_TIMEOUT_MS);
-      if (jpeg === null) return null;
-      const key = stepScreenshotKey(taskId, stepSeq);
-      await deps.store.put(key, jpeg, 'image/jpeg');
-      return key;
-    } catch (error) {
-      log.warn({ err: error, taskId, seq: stepSeq }, 'step screenshot not kept');
-      return null;
-    }
   }
 
   /** Writes how the run ended, only if the task is still running under this lease. */

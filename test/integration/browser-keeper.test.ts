@@ -8,7 +8,8 @@ import { BrowserPool } from '../../server/browser/pool';
 import { BrowserlessProvider } from '../../server/browser/browserless-provider';
 import { isRunning, processesOfUser, processGroupMembers } from '../../server/browser/chromium-process';
 import { keepersOf } from '../support/keeper-processes';
-import type { DeviceState, DeviceStateStore } from '../../server/browser/device-state';
+import { MemoryStateStore } from '../support/memory-state-store';
+import type { DeviceStateStore } from '../../server/browser/device-state';
 import { KeeperBusyError, KeeperConnection } from '../../server/browser/keeper-connection';
 import { keepersDirectory, keeperSocket } from '../../server/browser/keeper-directory';
 import { LocalBrowserProvider } from '../../server/browser/local-provider';
@@ -229,19 +230,6 @@ describe('local browsers under keepers', () => {
   }, 60_000);
 });
 
-/** The store the composition root backs with PostgreSQL, in memory. */
-class MemoryStateStore implements DeviceStateStore {
-  readonly states = new Map<string, unknown>();
-  async load(deviceId: string): Promise<unknown> {
-    return this.states.get(deviceId) ?? null;
-  }
-  async save(deviceId: string, state: DeviceState): Promise<void> {
-    this.states.set(deviceId, structuredClone(state));
-  }
-  async remove(deviceId: string): Promise<void> {
-    this.states.delete(deviceId);
-  }
-}
 
 describe('browserless browsers under keepers', () => {
   let browserless: BrowserlessServer;

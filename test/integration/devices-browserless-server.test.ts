@@ -172,7 +172,8 @@ describe('devices on a real browserless server', () => {
 
     expect((await onSecond('DELETE', `/v1/devices/${device}`)).status).toBe(202);
     const db = test.service.services.db;
-    expect(await db.select().from(deviceStates).where(eq(deviceStates.deviceId, id))).toEqual([]);
+    // The delete answers once the device is terminated; its saved state goes right after.
+    await until(async () => (await db.select().from(deviceStates).where(eq(deviceStates.deviceId, id))).length === 0);
     // browserless deletes the temporary profile of a browser once it has closed it.
     await until(async () => (await readdir(browserless.dataDir)).length === 0);
   });

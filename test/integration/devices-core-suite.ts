@@ -84,8 +84,9 @@ export function deviceCoreSuite(name: string, setup: CoreSuiteSetup): void {
       expect(deleted.body.status).toBe('terminated');
       expect(pool().get(uuidOf(id))).toBeUndefined();
       if (setup.local) {
-        expect(await isRunning(livePid!)).toBe(false);
-        await expect(stat(path.join(test.dataDir, 'profiles', uuidOf(id)))).rejects.toThrow();
+        // Answered once terminated; the browser closes and its profile goes right after.
+        await expect.poll(() => isRunning(livePid!), { timeout: 20_000 }).toBe(false);
+        await expect.poll(() => stat(path.join(test.dataDir, 'profiles', uuidOf(id))).then(() => true, () => false), { timeout: 20_000 }).toBe(false);
       }
 
       for (const [method, route] of [

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -171,4 +172,52 @@ it('hands its browsers over on SIGTERM and closes them on SIGINT', async () => {
   expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
   expect(await isRunning(pid)).toBe(false);
   expect(await keepersOf(dataDir!)).toEqual([]);
+}, 120_000);
+
+it('answers a delete before the browser closes; a server SIGKILLed before the close ended leaves nothing the next start does not remove', async () => {
+  await restarted?.close();
+  restarted = undefined;
+  // A database and data directory of its own: no device of the tests above comes back here.
+  await database?.drop();
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
+  const server = await startChildServer();
+  child = server.process;
+  const admin = connectDatabase(database.url, 2);
+  const { org_id: orgId } = await createOrganization(admin.db, { name: 'release', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+  const { space_id: spaceId } = await createSpace(admin.db, orgId, 'default');
+  const { key } = await createApiKey(admin.db, { orgId, scopes: ['operator:devices:read', 'operator:devices:write'], spaceIds: [], env: 'test' });
+  await admin.close();
+  const api = apiClient(server.url, key);
+  const created = await api('POST', '/v1/devices', { space_id: spaceId });
+  const deviceId = parsePublicId('device', created.body.id)!;
+  const profile = path.join(dataDir!, 'profiles', deviceId);
+  const pid = Number((await readFile(path.join(profile, 'chromium.pid'), 'utf8')).trim());
+
+  // A stopped keeper cannot close its browser: a delete that waited for the close would
+  // wait out the keeper's timeout and answer with the browser gone.
+  const keepers = await keepersOf(dataDir);
+  expect(keepers).toHaveLength(1);
+  for (const keeper of keepers) process.kill(keeper, 'SIGSTOP');
+  try {
+    const deleted = await api('DELETE', `/v1/devices/${created.body.id}`);
+    expect(deleted.status).toBe(202);
+    expect(deleted.body.status).toBe('terminated');
+    expect(await isRunning(pid)).toBe(true);
+    expect(existsSync(profile)).toBe(true);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child!.once('exit', resolve));
+  } finally {
+    for (const keeper of keepers) process.kill(keeper, 'SIGCONT');
+  }
+
+  // The keeper outlived the killed server with the browser of a terminated device.
+  expect(await isRunning(pid)).toBe(true);
+  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  expect(await isRunning(pid)).toBe(false);
+  expect(existsSync(profile)).toBe(false);
+  // The keeper exits once its browser is closed.
+  await expect.poll(() => keepersOf(dataDir!), { timeout: 10_000 }).toEqual([]);
+  expect((await apiClient(restarted.url, key)('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('terminated');
 }, 120_000);

@@ -130,6 +130,31 @@ describe('task recordings', () => {
     expect(bad.body.error.param).toBe('seq');
   });
 
+  it("keeps each step's picture as the step left the page: its repaint, or the page as it was", async () => {
+    const task = await runTask(`go to ${pages.url('/blue')} then go to ${pages.url('/paint')} then click "Paint"; return the title`);
+    expect(task.status).toBe('succeeded');
+    const steps = (await readStream(`${test.url}/v1/tasks/${task.id}/events`, key)).frames.filter((frame) => frame.event === 'step').map((frame) => JSON.parse(frame.data!));
+    const colourOf = async (seq: number) => {
+      const image = await fetchBytes(`${test.url}/v1/tasks/${task.id}/steps/${seq}/screenshot`);
+      expect(image.status).toBe(200);
+      const file = path.join(tmpdir(), `step-${process.pid}-${Date.now()}-${seq}.jpg`);
+      await writeFile(file, image.bytes);
+      return (await frameColors(file))[0]!;
+    };
+    const [first, opened, clicked, answered] = steps;
+    // The next step's page, painted moments later, is not this one's.
+    expect(first.action).toMatch(/^navigate /);
+    expect(isBlue(await colourOf(first.seq))).toBe(true);
+    expect(opened.action).toMatch(/^navigate /);
+    expect(isRed(await colourOf(opened.seq))).toBe(true);
+    // The click's effect, painted after the step.
+    expect(clicked.action).toMatch(/^click /);
+    expect(isBlue(await colourOf(clicked.seq))).toBe(true);
+    // Reading the title repaints nothing: the last frame shows the page as it is.
+    expect(answered.action).not.toMatch(/^(navigate|click) /);
+    expect(isBlue(await colourOf(answered.seq))).toBe(true);
+  });
+
   it('answers 404 recording_not_found while no recording is finished, and 404 to other organizations', async () => {
     const device = await newDevice();
     const submitted = await api('POST', `/v1/devices/${device}/tasks`, { prompt: `go to ${pages.url('/red?after=3000')} then wait for "Ready"` });

@@ -119,7 +119,7 @@ describe('a create takes a warm browser', () => {
     expect((await api('DELETE', `/v1/devices/${first.id}`)).status).toBe(202);
     // Its browser is gone with its profile, and it never went back to the pool.
     await waitFor('the deleted device browser to exit', async () => !(await isRunning(firstPid)));
-    expect(existsSync(path.join(profilesRoot(), first.uuid))).toBe(false);
+    await waitFor('the deleted device profile to go', () => !existsSync(path.join(profilesRoot(), first.uuid)));
     expect(await warmIds()).not.toContain(first.uuid);
 
     const other = await createTenant(test, { name: 'other org' });

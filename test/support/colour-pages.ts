@@ -11,7 +11,8 @@ export function fileBytes(size: number): Buffer {
 /**
  * Pages for recording tests, on 127.0.0.1: `/red` and `/blue` fill the viewport with one
  * colour and show "Ready" after `?after=<ms>` (so a task's `wait for "Ready"` keeps the
- * page on screen that long); `/file?bytes=N` downloads N bytes.
+ * page on screen that long); `/paint` is red until its "Paint" button turns it blue;
+ * `/file?bytes=N` downloads N bytes.
  */
 export async function startColourPages(): Promise<{ url(pathname: string): string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
@@ -24,6 +25,14 @@ export async function startColourPages(): Promise<{ url(pathname: string): strin
         <style>html, body { margin: 0; height: 100%; background: ${colour}; color: ${colour} }</style>
         <p id="status">Waiting</p>
         <script>setTimeout(() => { document.getElementById('status').textContent = 'Ready' }, ${after})</script>`);
+      return;
+    }
+    if (url.pathname === '/paint') {
+      // Red until the "Paint" button is clicked, blue from then on: a step whose effect is a repaint.
+      response.setHeader('content-type', 'text/html; charset=utf-8');
+      response.end(`<!doctype html><title>paint</title>
+        <style>html, body { margin: 0; height: 100%; background: red } button { font-size: 8px }</style>
+        <button onclick="document.body.style.background = 'blue'">Paint</button>`);
       return;
     }
     if (url.pathname === '/downloads') {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { FakePageDriver } from './fake-page-driver';
-import type { BrowserHandle, BrowserProvider, CdpChannel, LaunchRequest, LiveView, PageDriver, WarmLauncher } from '../../server/browser';
+import type { BrowserHandle, BrowserProvider, CdpChannel, LaunchRequest, LiveView, PageDriver, ScreencastAudience, WarmLauncher } from '../../server/browser';
 
 export type ProviderMethod = Exclude<keyof BrowserProvider, 'kind' | 'warm'>;
 
@@ -45,6 +45,12 @@ export class FakeBrowserProvider implements BrowserProvider {
     this.calls.push({ method: 'destroyProfile', args: [deviceId] });
   }
 
+  /** A fake keeps no profiles. */
+  async profileIds(): Promise<string[]> {
+    this.calls.push({ method: 'profileIds', args: [] });
+    return [];
+  }
+
   async shutdown(): Promise<void> {
     this.calls.push({ method: 'shutdown', args: [] });
   }
@@ -84,7 +90,7 @@ export class FakeBrowserHandle implements BrowserHandle {
   }
 
   /** A fake browser has no screen to show; tests of live views fake the view itself. */
-  async liveView(): Promise<LiveView> {
+  async liveView(_audience: ScreencastAudience): Promise<LiveView> {
     throw new Error('a fake browser has no live view');
   }
 

@@ -12,13 +12,27 @@ import { sendLatestRecording } from '../recording-route';
 
 const SEQ = /^\d{1,9}$/;
 
-/** Step `seq` (as the path gave it) of a task the caller may read: where its JPEG is stored, or 404 screenshot_not_found (400 for a seq that is no number). */
+// A step is written before its picture is stored (server/artifacts/step-screenshots.ts):
+// usually a fraction of a second, at most a capture's timeout (5 s) when the recording had
+// no frame. A step whose picture could not be kept stops naming it.
+const PENDING_SCREENSHOT_WAIT_MS = 6_000;
+const PENDING_SCREENSHOT_POLL_MS = 50;
+
+/**
+ * Step `seq` (as the path gave it) of a task the caller may read: where its JPEG is stored
+ * (waited for while it is on its way), or 404 screenshot_not_found (400 for a seq that is no number).
+ */
 export async function stepScreenshotObject(services: Services, taskId: string, seq: string): Promise<{ key: string; size: number }> {
   if (!SEQ.test(seq)) throw new ApiError('invalid_request', { param: 'seq', message: 'seq must be a step number.' });
-  const key = await stepScreenshot(services.db, taskId, Number(seq));
-  const stored = key === null ? null : await services.store.head(key);
-  if (key === null || stored === null) throw new ApiError('screenshot_not_found');
-  return { key, size: stored.size };
+  const deadline = Date.now() + PENDING_SCREENSHOT_WAIT_MS;
+  for (;;) {
+    const key = await stepScreenshot(services.db, taskId, Number(seq));
+    if (key === null) throw new ApiError('screenshot_not_found');
+    const stored = await services.store.head(key);
+    if (stored !== null) return { key, size: stored.size };
+    if (Date.now() >= deadline) throw new ApiError('screenshot_not_found');
+    await new Promise((resolve) => setTimeout(resolve, PENDING_SCREENSHOT_POLL_MS));
+  }
 }
 
 /** Sends the JPEG of step `seq` of a task the caller may read (stepScreenshotObject's errors). */

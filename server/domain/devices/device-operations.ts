@@ -80,8 +80,11 @@ export async function wakeDevice(deps: DeviceDeps, principal: Principal, actor: 
 /**
  * DELETE /v1/devices/{id}: `terminated` from any other state (a second delete is 410),
  * the open metering period closed (final duration accrued), the task slot cleared (the
- * task worker fails the task with device_lost), then the browser killed and its
- * profile removed.
+ * task worker fails the task with device_lost). Answered once that is committed: the
+ * browser's close and its profile's removal (a few hundred milliseconds) go on after the
+ * answer. Nothing can use the device meanwhile (its row says terminated, its slot in the
+ * pool is gone), and a process that dies before they end leaves a kept browser and a
+ * profile of a terminated device, which its next start removes (reconcileHostDevices).
  */
 export async function deleteDevice(deps: DeviceDeps, principal: Principal, actor: Actor, id: string): Promise<Device> {
   const row = await deps.db.transaction(async (tx) => {
@@ -89,6 +92,6 @@ export async function deleteDevice(deps: DeviceDeps, principal: Principal, actor
     if (device.status === 'terminated') throw new ApiError('device_terminated');
     return transitionDevice(tx, actor, device, 'terminated', { task_id_cleared: device.currentTaskId });
   });
-  await deps.browserPool.destroy(row.id);
+  deps.browserPool.destroy(row.id).catch((error: unknown) => deps.log.warn({ err: error, deviceId: row.id }, 'a deleted device\'s browser or profile was not removed; the next start removes it'));
   return toDeviceResource(row);
 }

@@ -25,5 +25,8 @@ export function deviceStateStore(db: Db): DeviceStateStore {
     async remove(deviceId: string): Promise<void> {
       await db.delete(deviceStates).where(eq(deviceStates.deviceId, deviceId));
     },
+    async deviceIds(): Promise<string[]> {
+      return (await db.select({ deviceId: deviceStates.deviceId }).from(deviceStates)).map((row) => row.deviceId);
+    },
   };
 }

@@ -94,7 +94,8 @@ export async function heartbeatDevices(deps: DeviceDeps): Promise<void> {
  * Crash safety at start, before the API serves (the provider's start already killed
  * Chromium a previous run left without a keeper): close this host's stale metering
  * periods at their last heartbeat, close the kept browsers of devices that are no longer
- * this host's running ones (slept, deleted, moved), then bring back every device this
+ * this host's running ones (slept, deleted, moved), remove the profiles of deleted
+ * devices (a delete answers before its profile is gone), then bring back every device this
  * host was running (`active`, or caught mid `creating`/`waking`): re-attached to its kept
  * browser, or relaunched on its profile, it is `active` again with a new period; a
  * device whose browser will not start goes to `error`.
@@ -108,6 +109,7 @@ export async function reconcileHostDevices(deps: DeviceDeps): Promise<void> {
   const runningIds = new Set(running.map((device) => device.id));
   const strays = (await deps.browserPool.keptDeviceIds()).filter((deviceId) => !runningIds.has(deviceId));
   await Promise.all(strays.map((deviceId) => deps.browserPool.closeKept(deviceId)));
+  await removeProfilesOfDeletedDevices(deps);
   await Promise.all(
     running.map(async (device) => {
       let launched = true;
@@ -132,6 +134,22 @@ export async function reconcileHostDevices(deps: DeviceDeps): Promise<void> {
       });
     }),
   );
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Removes what the provider keeps for devices that are terminated or unknown: a delete
+ * answers once the device is terminated and removes the profile after, so a process
+ * that died in between left it. Run at start only, before anything launches: a create
+ * in progress has a profile and no committed row yet.
+ */
+async function removeProfilesOfDeletedDevices(deps: DeviceDeps): Promise<void> {
+  const kept = (await deps.browserPool.profileIds()).filter((id) => UUID.test(id));
+  if (kept.length === 0) return;
+  const rows = await deps.db.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, kept), ne(devices.status, 'terminated')));
+  const live = new Set(rows.map((row) => row.id));
+  await Promise.all(kept.filter((id) => !live.has(id)).map((id) => deps.browserPool.destroy(id)));
 }
 
 /**

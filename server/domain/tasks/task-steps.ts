@@ -159,6 +159,11 @@ export async function appendStepInTransaction(tx: Tx, task: { id: string; orgId:
   await notifyTaskChange(tx, task.id, 'step');
 }
 
+/** The step of the task that points at `key` no longer has a screenshot (it could not be kept). */
+export async function forgetStepScreenshot(db: Db, taskId: string, key: string): Promise<void> {
+  await db.update(taskSteps).set({ screenshotKey: null }).where(and(eq(taskSteps.taskId, taskId), eq(taskSteps.screenshotKey, key)));
+}
+
 /** The object key of step `seq`'s screenshot; null when the step does not exist or has none. */
 export async function stepScreenshot(db: DbOrTx, taskId: string, seq: number): Promise<string | null> {
   const [row] = await db

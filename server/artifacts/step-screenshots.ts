@@ -1,0 +1,89 @@
+import type { Logger } from '../core/log';
+import type { ObjectStore } from '../storage';
+import type { ActiveRecording } from './recorder';
+
+export interface StepScreenshotsDeps {
+  store: ObjectStore;
+  log: Logger;
+  /** The run's recording: its frames are the steps' pictures. */
+  recording: Promise<ActiveRecording>;
+  /** The step's screenshot could not be kept: its step must stop pointing at it. */
+  forget: (key: string) => Promise<void>;
+}
+
+// A capture is given up past this: a hung page must not keep a run's end waiting.
+const CAPTURE_TIMEOUT_MS = 5_000;
+
+/**
+ * The JPEG of each step of one run, kept without holding the step: the step is written at
+ * once with the key its picture will have, and the picture follows, from the recording's
+ * screencast, into the object store. A step's picture is the last frame painted after the
+ * step and before the next action starts (so it shows the step's effect and none of the
+ * next one's), or, when the page did not repaint in between, the last frame before the
+ * step's end. The byte route waits a moment for a picture still on its way
+ * (task-artifact-bytes.ts); the run waits for all of them before its end is written
+ * (settled()), so a client told the task ended finds every one.
+ */
+export class StepScreenshots {
+  readonly #deps: StepScreenshotsDeps;
+  readonly #pending = new Set<Promise<void>>();
+  /** The steps whose next action has not started yet: told when it does. */
+  #awaitingNextAction: Array<(at: number) => void> = [];
+
+  constructor(deps: StepScreenshotsDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Starts keeping, under `key`, the page as it is once what was done before `since` (ms
+   * since the epoch: the step's end) has painted. `capture` takes a picture of the page
+   * for a step the recording has no frame for (it could not start).
+   */
+  keep(key: string, since: number, capture: () => Promise<Buffer>): void {
+    const nextAction = new Promise<number>((resolve) => this.#awaitingNextAction.push(resolve));
+    const kept = this.#keep(key, since, nextAction, capture).finally(() => this.#pending.delete(kept));
+    this.#pending.add(kept);
+  }
+
+  /** An action on the page starts now: what it does belongs to no earlier step's picture. */
+  actionStarting(): void {
+    const at = Date.now();
+    for (const tell of this.#awaitingNextAction) tell(at);
+    this.#awaitingNextAction = [];
+  }
+
+  /** Once the recording whose frames the pictures are runs (or could not start). */
+  async recordingStarted(): Promise<void> {
+    await this.#deps.recording;
+  }
+
+  /** Once every picture started is stored, or given up. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
+  }
+
+  async #keep(key: string, since: number, nextAction: Promise<number>, capture: () => Promise<Buffer>): Promise<void> {
+    const { store, log } = this.#deps;
+    try {
+      const jpeg = (await (await this.#deps.recording).frameBetween(since, nextAction)) ?? (await withTimeout(capture(), CAPTURE_TIMEOUT_MS));
+      if (jpeg === null) throw new Error('the page could not be captured in time');
+      await store.put(key, jpeg, 'image/jpeg');
+    } catch (error) {
+      log.warn({ err: error, key }, 'step screenshot not kept');
+      await this.#deps.forget(key).catch((forgetError: unknown) => log.error({ err: forgetError, key }, 'could not unlink a step from its missing screenshot'));
+    }
+  }
+}
+
+/** The promise's value, or null once `ms` passed. */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
