@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
  *   `probeText` in clear and `#masked` holding it styled as discs, so one screenshot shows
  *   what the field would look like either way; "Gate open" appears after `gate_ms`.
  * Every field reports each change it sees to `/typed` (`typed` lists the pages' hosts).
+ * `moveLoginTo(host)` makes a GET of /login on any other host redirect to the same page on
+ * `host` (a site that moved), until `moveLoginTo(null)`.
  */
 export interface LoginPages {
   url(pathname: string, host?: string): string;
@@ -21,6 +23,7 @@ export interface LoginPages {
   /** `host` of each input event the pages saw. */
   readonly typed: string[];
   expectSmsCode(code: string): void;
+  moveLoginTo(host: string | null): void;
   close(): Promise<void>;
 }
 
@@ -57,6 +60,7 @@ export async function startLoginPages(account: Account, probeText: string): Prom
   const submitted: Array<Record<string, string>> = [];
   const typed: string[] = [];
   let smsCode: string | null = null;
+  let loginHost: string | null = null;
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     response.setHeader('content-type', 'text/html; charset=utf-8');
@@ -73,6 +77,10 @@ export async function startLoginPages(account: Account, probeText: string): Prom
         const codes = [independentTotp(account.totpKey, now), independentTotp(account.totpKey, now - 30_000)];
         const ok = form.username === account.username && form.password === account.password && codes.includes(form.code ?? '');
         response.end(`<!doctype html><title>${ok ? 'Account' : 'Denied'}</title><p id="welcome">${ok ? `Welcome ${account.username}` : 'Denied'}</p>`);
+      } else if (url.pathname === '/login' && loginHost !== null && request.headers.host?.split(':')[0] !== loginHost) {
+        response.statusCode = 302;
+        response.setHeader('location', `http://${loginHost}:${port}/login`);
+        response.end();
       } else if (url.pathname === '/login') {
         response.end(`<!doctype html><title>Sign in</title>
           <form method="post" action="/login">
@@ -116,6 +124,9 @@ export async function startLoginPages(account: Account, probeText: string): Prom
     typed,
     expectSmsCode: (code) => {
       smsCode = code;
+    },
+    moveLoginTo: (host) => {
+      loginHost = host;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
