@@ -11,6 +11,10 @@ import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
+// The devices' CSS viewport is 1280 wide (local-provider.ts); a picture may be smaller (while
+// only the recording watches, frames are at most 800 wide), so regions are scaled from it.
+const VIEWPORT_WIDTH = 1280;
+
 // Tasks that sign in with the credential vault on the offline planner, against a sign-in
 // site served here, and a search for every secret in everything the service keeps or sends.
 
@@ -123,20 +127,19 @@ describe('signing in from the vault', () => {
     try {
       await writeFile(shotFile, await bytesOf(`${test.url}/v1/tasks/${task.id}/steps/${typeStep.seq}/screenshot`));
       const [shot] = await grayFrames(shotFile);
-      const viewport = shot!.width;
       // The field holds the value (it is not blank), drawn as the page's own masked field is, not as the clear one.
-      expect(regionInk(shot!, PROBE_FIELDS.filled, viewport)).toBeGreaterThan(3);
-      const toMasked = regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.masked, viewport);
-      const toVisible = regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.visible, viewport);
+      expect(regionInk(shot!, PROBE_FIELDS.filled, VIEWPORT_WIDTH)).toBeGreaterThan(3);
+      const toMasked = regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.masked, VIEWPORT_WIDTH);
+      const toVisible = regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.visible, VIEWPORT_WIDTH);
       expect(toMasked).toBeLessThan(3);
       expect(toVisible).toBeGreaterThan(10);
 
       await writeFile(videoFile, await bytesOf(`${test.url}/v1/tasks/${task.id}/recording`));
-      const frames = (await grayFrames(videoFile)).filter((frame) => regionInk(frame, PROBE_FIELDS.visible, viewport) > 3);
+      const frames = (await grayFrames(videoFile)).filter((frame) => regionInk(frame, PROBE_FIELDS.visible, VIEWPORT_WIDTH) > 3);
       expect(frames.length).toBeGreaterThan(0);
       // In no frame does the filled field look like the value in clear; once filled, it looks masked.
-      for (const frame of frames) expect(regionDifference(frame, PROBE_FIELDS.filled, PROBE_FIELDS.visible, viewport)).toBeGreaterThan(8);
-      expect(frames.some((frame) => regionDifference(frame, PROBE_FIELDS.filled, PROBE_FIELDS.masked, viewport) < 6)).toBe(true);
+      for (const frame of frames) expect(regionDifference(frame, PROBE_FIELDS.filled, PROBE_FIELDS.visible, VIEWPORT_WIDTH)).toBeGreaterThan(8);
+      expect(frames.some((frame) => regionDifference(frame, PROBE_FIELDS.filled, PROBE_FIELDS.masked, VIEWPORT_WIDTH) < 6)).toBe(true);
     } finally {
       await rm(shotFile, { force: true });
       await rm(videoFile, { force: true });
@@ -154,8 +157,8 @@ describe('signing in from the vault', () => {
     try {
       await writeFile(shotFile, await bytesOf(`${test.url}/v1/tasks/${task.id}/steps/${typeStep.seq}/screenshot`));
       const [shot] = await grayFrames(shotFile);
-      expect(regionInk(shot!, PROBE_FIELDS.filled, shot!.width)).toBeGreaterThan(3);
-      expect(regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.masked, shot!.width)).toBeGreaterThan(8);
+      expect(regionInk(shot!, PROBE_FIELDS.filled, VIEWPORT_WIDTH)).toBeGreaterThan(3);
+      expect(regionDifference(shot!, PROBE_FIELDS.filled, PROBE_FIELDS.masked, VIEWPORT_WIDTH)).toBeGreaterThan(8);
     } finally {
       await rm(shotFile, { force: true });
     }
