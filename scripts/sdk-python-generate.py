@@ -69,7 +69,7 @@ class TypesWriter:
         properties: dict[str, Schema] = schema["properties"]
         lines: list[str] = []
         for prop, prop_schema in properties.items():
-            annotation = self.annotation(prop_schema, name + pascal(prop))
+            annotation = self.annotation(prop_schema, self.nested_name(name + pascal(prop)))
             lines.append((prop, annotation if prop in required else f"NotRequired[{annotation}]", prop_schema.get("description")))
         doc = schema.get("description")
         self.names.append(name)
@@ -81,6 +81,13 @@ class TypesWriter:
         else:
             members = ", ".join(f'"{prop}": {annotation}' for prop, annotation, _ in lines)
             self.blocks.append(f"{name} = TypedDict(\"{name}\", {{{members}}})")
+
+    def nested_name(self, name: str) -> str:
+        """The name of a property's own type: parent and property (`Task.usage` is
+        `TaskUsage`), with `Field` appended when a schema or an earlier type has that name
+        (`Task.cache` is `TaskCacheField`, since `TaskCache` is the task_cache resource):
+        a second class of one name would silently replace the first."""
+        return name + "Field" if name in self.schemas or name in self.names else name
 
     def annotation(self, schema: Schema, context: str) -> str:
         if "$ref" in schema:

@@ -1,10 +1,11 @@
 """Python client of the Browser Device Operator Service: devices, tasks and their steps,
-live view and takeover, CDP, escalations, webhooks. `OperatorClient` is synchronous,
-`AsyncOperatorClient` is the same on asyncio; `verify_webhook` checks deliveries."""
+live view and takeover, CDP, escalations, webhooks, task caches, the credential vault.
+`OperatorClient` is synchronous, `AsyncOperatorClient` is the same on asyncio;
+`verify_webhook` checks deliveries."""
 
 from ._async_client import AsyncOperatorClient, AsyncPages
 from ._sync_client import OperatorClient, Pages
-from ._transport import Answer, Page, RetryPolicy
+from ._transport import OMITTED, Answer, Omitted, Page, RetryPolicy
 from .errors import (
     AuthenticationError,
     ConflictError,
@@ -23,6 +24,7 @@ from .webhooks import WebhookVerificationError, verify_webhook
 __version__ = "0.1.0"
 
 __all__ = [
+    "OMITTED",
     "Answer",
     "AsyncLiveView",
     "AsyncOperatorClient",
@@ -36,6 +38,7 @@ __all__ = [
     "LiveRefusal",
     "LiveView",
     "NotFoundError",
+    "Omitted",
     "OperatorClient",
     "OperatorConnectionError",
     "OperatorError",

@@ -13,9 +13,11 @@ from urllib.parse import quote
 import httpx
 
 from ._transport import (
+    OMITTED,
     TERMINAL_STATUSES,
     Answer,
     ClientConfig,
+    Omitted,
     Page,
     RetryPolicy,
     SseDecoder,
@@ -23,6 +25,7 @@ from ._transport import (
     backoff_seconds,
     connection_error,
     drop_none,
+    drop_omitted,
     error_from_response,
     is_repeatable,
     parse_json,
@@ -33,6 +36,8 @@ from .errors import OperatorConnectionError
 from .live_view import AsyncLiveView, ConnectableSession, LiveReconnect, LiveRefusal
 from .types import (
     CreateCdpSessionResponse,
+    Credential,
+    CredentialCode,
     Device,
     DeviceStatus,
     EscalationDelivery,
@@ -48,6 +53,7 @@ from .types import (
     Step,
     TakeoverResult,
     Task,
+    TaskCache,
     TaskEvent,
     Usage,
     WebhookEndpoint,
@@ -117,10 +123,12 @@ class AsyncOperatorClient:
         self._http = http_client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
         self.devices = AsyncDevices(self)
         self.tasks = AsyncTasks(self)
+        self.task_caches = AsyncTaskCaches(self)
         self.sessions = AsyncSessions(self)
         self.cdp = AsyncCdp(self)
         self.escalations = AsyncEscalations(self)
         self.webhook_endpoints = AsyncWebhookEndpoints(self)
+        self.credentials = AsyncCredentials(self)
         self.audit = AsyncAudit(self)
 
     @property
@@ -265,9 +273,12 @@ class AsyncTasks(AsyncResource):
         output_schema: dict[str, JsonValue] | None = None,
         confirm_before: Strings | None = None,
         escalation_on_timeout: Literal["fail", "continue"] | None = None,
+        cache_key: str | None = None,
         idempotency_key: str | None = None,
     ) -> Task:
-        """Submits a task (202, `running`); the device must be active and idle."""
+        """Submits a task (202, `running`); the device must be active and idle. With a
+        `cache_key` a success is stored as the key's entry (`task_caches`), and the next
+        task with the same key and prompt replays it with no model call (`cache.outcome`)."""
         body = drop_none(
             prompt=prompt,
             allowed_domains=allowed_domains,
@@ -275,6 +286,7 @@ class AsyncTasks(AsyncResource):
             output_schema=output_schema,
             confirm_before=confirm_before,
             escalation_on_timeout=escalation_on_timeout,
+            cache_key=cache_key,
         )
         return cast(Task, await self._client._json("POST", f"/devices/{_id(device_id)}/tasks", json=body, idempotency_key=idempotency_key))
 
@@ -342,6 +354,7 @@ class AsyncTasks(AsyncResource):
         output_schema: dict[str, JsonValue] | None = None,
         confirm_before: Strings | None = None,
         escalation_on_timeout: Literal["fail", "continue"] | None = None,
+        cache_key: str | None = None,
         idempotency_key: str | None = None,
     ) -> Task:
         """Submits a task, calls `on_step` with each step as it happens, and returns the task
@@ -355,6 +368,7 @@ class AsyncTasks(AsyncResource):
             output_schema=output_schema,
             confirm_before=confirm_before,
             escalation_on_timeout=escalation_on_timeout,
+            cache_key=cache_key,
             idempotency_key=idempotency_key,
         )
         async for event in self.events(task["id"]):
@@ -379,6 +393,21 @@ class AsyncTasks(AsyncResource):
     async def file(self, task_id: str, file_id: str) -> bytes:
         """The content of one downloaded file."""
         return await self._client._bytes(f"/tasks/{_id(task_id)}/files/{_id(file_id)}")
+
+
+class AsyncTaskCaches(AsyncResource):
+    """The stored runs of tasks submitted with a `cache_key`, one entry per key and Space."""
+
+    def list(self, *, space_id: str | None = None, limit: int | None = None, cursor: str | None = None) -> AsyncPages[TaskCache]:
+        """Entries, newest first (a Space-scoped key names its Space)."""
+        return self._client._pages("/task_caches", space_id=space_id, limit=limit, cursor=cursor)
+
+    async def get(self, task_cache_id: str) -> TaskCache:
+        return cast(TaskCache, await self._client._json("GET", f"/task_caches/{_id(task_cache_id)}"))
+
+    async def delete(self, task_cache_id: str) -> None:
+        """Deletes the entry: the next task with its key runs with the planner again (a miss)."""
+        await self._client._json("DELETE", f"/task_caches/{_id(task_cache_id)}")
 
 
 class AsyncSessions(AsyncResource):
@@ -514,6 +543,77 @@ class AsyncWebhookEndpoints(AsyncResource):
 
     async def delete(self, endpoint_id: str) -> None:
         await self._client._json("DELETE", f"/webhook_endpoints/{_id(endpoint_id)}")
+
+
+class AsyncCredentials(AsyncResource):
+    """The credential vault: logins that tasks fill as `{{vault:<name>.<field>}}` on the
+    credential's domains only. No method ever returns a password, TOTP secret, note or code."""
+
+    async def create(
+        self,
+        name: str,
+        domains: Strings,
+        *,
+        space_id: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        totp_secret: str | None = None,
+        totp_algorithm: Literal["SHA1", "SHA256", "SHA512"] | None = None,
+        totp_digits: int | None = None,
+        totp_period: int | None = None,
+        notes: str | None = None,
+    ) -> Credential:
+        """Stores a credential (`name` unique in its Space, else `ConflictError`
+        `credential_name_taken`); `totp_secret` is base32 or an `otpauth://totp/` URI."""
+        body = drop_none(
+            name=name,
+            domains=domains,
+            space_id=space_id,
+            username=username,
+            password=password,
+            totp_secret=totp_secret,
+            totp_algorithm=totp_algorithm,
+            totp_digits=totp_digits,
+            totp_period=totp_period,
+            notes=notes,
+        )
+        return cast(Credential, await self._client._json("POST", "/credentials", json=body))
+
+    async def get(self, credential_id: str) -> Credential:
+        return cast(Credential, await self._client._json("GET", f"/credentials/{_id(credential_id)}"))
+
+    def list(self, *, space_id: str | None = None, limit: int | None = None, cursor: str | None = None) -> AsyncPages[Credential]:
+        """Credentials, newest first (a Space-scoped key names its Space)."""
+        return self._client._pages("/credentials", space_id=space_id, limit=limit, cursor=cursor)
+
+    async def update(
+        self,
+        credential_id: str,
+        *,
+        name: str | None = None,
+        domains: Strings | None = None,
+        username: str | None | Omitted = OMITTED,
+        password: str | None | Omitted = OMITTED,
+        totp_secret: str | None | Omitted = OMITTED,
+        totp_algorithm: Literal["SHA1", "SHA256", "SHA512"] | None = None,
+        totp_digits: int | None = None,
+        totp_period: int | None = None,
+        notes: str | None | Omitted = OMITTED,
+    ) -> Credential:
+        """Replaces the fields given (this is how a credential is rotated); `None` removes
+        `username`, `password`, `totp_secret` or `notes`, and a field not given stays."""
+        body = drop_none(name=name, domains=domains, totp_algorithm=totp_algorithm, totp_digits=totp_digits, totp_period=totp_period)
+        body.update(drop_omitted(username=username, password=password, totp_secret=totp_secret, notes=notes))
+        return cast(Credential, await self._client._json("PATCH", f"/credentials/{_id(credential_id)}", json=body))
+
+    async def delete(self, credential_id: str) -> None:
+        """Deletes the credential and its pushed codes."""
+        await self._client._json("DELETE", f"/credentials/{_id(credential_id)}")
+
+    async def push_code(self, credential_id: str, code: str) -> CredentialCode:
+        """Keeps a one-time code (an SMS or e-mail code) for 5 minutes, for the next fill of
+        `{{vault:<name>.code}}`."""
+        return cast(CredentialCode, await self._client._json("POST", f"/credentials/{_id(credential_id)}/codes", json={"code": code}))
 
 
 class AsyncAudit(AsyncResource):

@@ -15,9 +15,11 @@ from urllib.parse import quote
 import httpx
 
 from ._transport import (
+    OMITTED,
     TERMINAL_STATUSES,
     Answer,
     ClientConfig,
+    Omitted,
     Page,
     RetryPolicy,
     SseDecoder,
@@ -25,6 +27,7 @@ from ._transport import (
     backoff_seconds,
     connection_error,
     drop_none,
+    drop_omitted,
     error_from_response,
     is_repeatable,
     parse_json,
@@ -35,6 +38,8 @@ from .errors import OperatorConnectionError
 from .live_view import LiveView, ConnectableSession, LiveReconnect, LiveRefusal
 from .types import (
     CreateCdpSessionResponse,
+    Credential,
+    CredentialCode,
     Device,
     DeviceStatus,
     EscalationDelivery,
@@ -50,6 +55,7 @@ from .types import (
     Step,
     TakeoverResult,
     Task,
+    TaskCache,
     TaskEvent,
     Usage,
     WebhookEndpoint,
@@ -119,10 +125,12 @@ class OperatorClient:
         self._http = http_client or httpx.Client(timeout=timeout, follow_redirects=False)
         self.devices = Devices(self)
         self.tasks = Tasks(self)
+        self.task_caches = TaskCaches(self)
         self.sessions = Sessions(self)
         self.cdp = Cdp(self)
         self.escalations = Escalations(self)
         self.webhook_endpoints = WebhookEndpoints(self)
+        self.credentials = Credentials(self)
         self.audit = Audit(self)
 
     @property
@@ -267,9 +275,12 @@ class Tasks(Resource):
         output_schema: dict[str, JsonValue] | None = None,
         confirm_before: Strings | None = None,
         escalation_on_timeout: Literal["fail", "continue"] | None = None,
+        cache_key: str | None = None,
         idempotency_key: str | None = None,
     ) -> Task:
-        """Submits a task (202, `running`); the device must be active and idle."""
+        """Submits a task (202, `running`); the device must be active and idle. With a
+        `cache_key` a success is stored as the key's entry (`task_caches`), and the next
+        task with the same key and prompt replays it with no model call (`cache.outcome`)."""
         body = drop_none(
             prompt=prompt,
             allowed_domains=allowed_domains,
@@ -277,6 +288,7 @@ class Tasks(Resource):
             output_schema=output_schema,
             confirm_before=confirm_before,
             escalation_on_timeout=escalation_on_timeout,
+            cache_key=cache_key,
         )
         return cast(Task, self._client._json("POST", f"/devices/{_id(device_id)}/tasks", json=body, idempotency_key=idempotency_key))
 
@@ -344,6 +356,7 @@ class Tasks(Resource):
         output_schema: dict[str, JsonValue] | None = None,
         confirm_before: Strings | None = None,
         escalation_on_timeout: Literal["fail", "continue"] | None = None,
+        cache_key: str | None = None,
         idempotency_key: str | None = None,
     ) -> Task:
         """Submits a task, calls `on_step` with each step as it happens, and returns the task
@@ -357,6 +370,7 @@ class Tasks(Resource):
             output_schema=output_schema,
             confirm_before=confirm_before,
             escalation_on_timeout=escalation_on_timeout,
+            cache_key=cache_key,
             idempotency_key=idempotency_key,
         )
         for event in self.events(task["id"]):
@@ -381,6 +395,21 @@ class Tasks(Resource):
     def file(self, task_id: str, file_id: str) -> bytes:
         """The content of one downloaded file."""
         return self._client._bytes(f"/tasks/{_id(task_id)}/files/{_id(file_id)}")
+
+
+class TaskCaches(Resource):
+    """The stored runs of tasks submitted with a `cache_key`, one entry per key and Space."""
+
+    def list(self, *, space_id: str | None = None, limit: int | None = None, cursor: str | None = None) -> Pages[TaskCache]:
+        """Entries, newest first (a Space-scoped key names its Space)."""
+        return self._client._pages("/task_caches", space_id=space_id, limit=limit, cursor=cursor)
+
+    def get(self, task_cache_id: str) -> TaskCache:
+        return cast(TaskCache, self._client._json("GET", f"/task_caches/{_id(task_cache_id)}"))
+
+    def delete(self, task_cache_id: str) -> None:
+        """Deletes the entry: the next task with its key runs with the planner again (a miss)."""
+        self._client._json("DELETE", f"/task_caches/{_id(task_cache_id)}")
 
 
 class Sessions(Resource):
@@ -516,6 +545,77 @@ class WebhookEndpoints(Resource):
 
     def delete(self, endpoint_id: str) -> None:
         self._client._json("DELETE", f"/webhook_endpoints/{_id(endpoint_id)}")
+
+
+class Credentials(Resource):
+    """The credential vault: logins that tasks fill as `{{vault:<name>.<field>}}` on the
+    credential's domains only. No method ever returns a password, TOTP secret, note or code."""
+
+    def create(
+        self,
+        name: str,
+        domains: Strings,
+        *,
+        space_id: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        totp_secret: str | None = None,
+        totp_algorithm: Literal["SHA1", "SHA256", "SHA512"] | None = None,
+        totp_digits: int | None = None,
+        totp_period: int | None = None,
+        notes: str | None = None,
+    ) -> Credential:
+        """Stores a credential (`name` unique in its Space, else `ConflictError`
+        `credential_name_taken`); `totp_secret` is base32 or an `otpauth://totp/` URI."""
+        body = drop_none(
+            name=name,
+            domains=domains,
+            space_id=space_id,
+            username=username,
+            password=password,
+            totp_secret=totp_secret,
+            totp_algorithm=totp_algorithm,
+            totp_digits=totp_digits,
+            totp_period=totp_period,
+            notes=notes,
+        )
+        return cast(Credential, self._client._json("POST", "/credentials", json=body))
+
+    def get(self, credential_id: str) -> Credential:
+        return cast(Credential, self._client._json("GET", f"/credentials/{_id(credential_id)}"))
+
+    def list(self, *, space_id: str | None = None, limit: int | None = None, cursor: str | None = None) -> Pages[Credential]:
+        """Credentials, newest first (a Space-scoped key names its Space)."""
+        return self._client._pages("/credentials", space_id=space_id, limit=limit, cursor=cursor)
+
+    def update(
+        self,
+        credential_id: str,
+        *,
+        name: str | None = None,
+        domains: Strings | None = None,
+        username: str | None | Omitted = OMITTED,
+        password: str | None | Omitted = OMITTED,
+        totp_secret: str | None | Omitted = OMITTED,
+        totp_algorithm: Literal["SHA1", "SHA256", "SHA512"] | None = None,
+        totp_digits: int | None = None,
+        totp_period: int | None = None,
+        notes: str | None | Omitted = OMITTED,
+    ) -> Credential:
+        """Replaces the fields given (this is how a credential is rotated); `None` removes
+        `username`, `password`, `totp_secret` or `notes`, and a field not given stays."""
+        body = drop_none(name=name, domains=domains, totp_algorithm=totp_algorithm, totp_digits=totp_digits, totp_period=totp_period)
+        body.update(drop_omitted(username=username, password=password, totp_secret=totp_secret, notes=notes))
+        return cast(Credential, self._client._json("PATCH", f"/credentials/{_id(credential_id)}", json=body))
+
+    def delete(self, credential_id: str) -> None:
+        """Deletes the credential and its pushed codes."""
+        self._client._json("DELETE", f"/credentials/{_id(credential_id)}")
+
+    def push_code(self, credential_id: str, code: str) -> CredentialCode:
+        """Keeps a one-time code (an SMS or e-mail code) for 5 minutes, for the next fill of
+        `{{vault:<name>.code}}`."""
+        return cast(CredentialCode, self._client._json("POST", f"/credentials/{_id(credential_id)}/codes", json={"code": code}))
 
 
 class Audit(Resource):

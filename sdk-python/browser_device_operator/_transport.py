@@ -6,6 +6,7 @@ read. `_async_client.py` (and the `_sync_client.py` generated from it) only do t
 from __future__ import annotations
 
 import email.utils
+import enum
 import json
 import os
 import random
@@ -155,6 +156,21 @@ def connection_error(cause: BaseException) -> OperatorConnectionError:
 def drop_none(**values: Any) -> dict[str, Any]:
     """A body or query of the arguments that were given (None means "not given")."""
     return {name: value for name, value in values.items() if value is not None}
+
+
+class Omitted(enum.Enum):
+    """The default of an update's removable fields, where None is a value: it removes the
+    field (`credentials.update(id, notes=None)`), while OMITTED leaves it as it is."""
+
+    OMITTED = "omitted"
+
+
+OMITTED = Omitted.OMITTED
+
+
+def drop_omitted(**values: Any) -> dict[str, Any]:
+    """A PATCH body of the arguments that were given, None kept (it is sent as null)."""
+    return {name: value for name, value in values.items() if value is not OMITTED}
 
 
 @dataclass

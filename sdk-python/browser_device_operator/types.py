@@ -49,7 +49,7 @@ class TaskUsage(TypedDict):
     replayed_steps: int
 
 
-class TaskCache(TypedDict):
+class TaskCacheField(TypedDict):
     key: str
     outcome: Literal["miss", "hit", "healed"]
 
@@ -67,7 +67,7 @@ class Task(TypedDict):
     confirm_before: Union[list[str], None]
     escalation_on_timeout: Literal["fail", "continue"]
     usage: TaskUsage
-    cache: Union[TaskCache, None]
+    cache: Union[TaskCacheField, None]
 
 
 TaskStatus: TypeAlias = Literal["running", "needs_human", "succeeded", "failed", "canceled"]
@@ -476,4 +476,4 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 JsonArray: TypeAlias = list[Union[str, float, bool, None, JsonObject, list[Any]]]
 
 
-__all__ = ["AuditEvent", "AuditEventList", "CreateCdpSessionRequest", "CreateCdpSessionResponse", "CreateCredentialRequest", "CreateDeviceRequest", "CreateSessionRequest", "CreateWebhookEndpointRequest", "Credential", "CredentialCode", "CredentialList", "Device", "DeviceList", "DeviceStatus", "DoneEvent", "Error", "ErrorError", "Escalation", "EscalationDelivery", "EscalationFieldsItem", "EscalationList", "EscalationResolution", "EventEnvelope", "EventEnvelopeData", "EventType", "EventTypeList", "JsonArray", "JsonObject", "JsonValue", "ListTaskFilesResponse", "ListTaskFilesResponseDataItem", "PushCredentialCodeRequest", "ReleaseResult", "ResolveEscalationRequest", "Session", "SessionWithToken", "Step", "StepEvent", "SubmitTaskRequest", "TakeOverRequest", "TakeoverResult", "Task", "TaskCache", "TaskCache", "TaskCacheList", "TaskCacheStepsItem", "TaskEvent", "TaskList", "TaskStatus", "TaskUsage", "UpdateCredentialRequest", "UpdateWebhookEndpointRequest", "Usage", "UsageRow", "WebhookEndpoint", "WebhookEndpointList", "WebhookEndpointWithSecret", "Whoami"]
+__all__ = ["AuditEvent", "AuditEventList", "CreateCdpSessionRequest", "CreateCdpSessionResponse", "CreateCredentialRequest", "CreateDeviceRequest", "CreateSessionRequest", "CreateWebhookEndpointRequest", "Credential", "CredentialCode", "CredentialList", "Device", "DeviceList", "DeviceStatus", "DoneEvent", "Error", "ErrorError", "Escalation", "EscalationDelivery", "EscalationFieldsItem", "EscalationList", "EscalationResolution", "EventEnvelope", "EventEnvelopeData", "EventType", "EventTypeList", "JsonArray", "JsonObject", "JsonValue", "ListTaskFilesResponse", "ListTaskFilesResponseDataItem", "PushCredentialCodeRequest", "ReleaseResult", "ResolveEscalationRequest", "Session", "SessionWithToken", "Step", "StepEvent", "SubmitTaskRequest", "TakeOverRequest", "TakeoverResult", "Task", "TaskCache", "TaskCacheField", "TaskCacheList", "TaskCacheStepsItem", "TaskEvent", "TaskList", "TaskStatus", "TaskUsage", "UpdateCredentialRequest", "UpdateWebhookEndpointRequest", "Usage", "UsageRow", "WebhookEndpoint", "WebhookEndpointList", "WebhookEndpointWithSecret", "Whoami"]

@@ -25,3 +25,15 @@ def test_every_schema_of_the_document_is_a_type() -> None:
     assert set(schemas) <= set(types.__all__)
     assert set(types.Task.__required_keys__) == set(schemas["Task"]["required"])
     assert set(types.CreateDeviceRequest.__annotations__) == set(schemas["CreateDeviceRequest"]["properties"])
+
+
+def test_no_type_is_defined_twice() -> None:
+    """A property's own type named like a schema (`Task.cache` and `TaskCache`) would replace
+    the schema's type without a word at run time."""
+    import typing
+
+    from browser_device_operator import types
+
+    assert len(types.__all__) == len(set(types.__all__))
+    assert typing.get_args(typing.get_type_hints(types.Task)["cache"]) == (types.TaskCacheField, type(None))
+    assert set(types.TaskCache.__required_keys__) >= {"id", "steps", "hits", "heals"}
