@@ -56,3 +56,35 @@ it('waits for a destroy under way before a stop ends', async () => {
   await stopping;
   expect(provider.calls.map((call) => call.method)).toEqual(['launch', 'destroyProfile', 'shutdown']);
 });
+
+/** A provider with a capacity of its own (as a browserless server has): one browser, counted until it has closed. */
+class OneBrowserProvider extends SlowClosingProvider {
+  #open = 0;
+  override async launch(request: LaunchRequest): Promise<BrowserHandle> {
+    if (this.#open >= 1) throw new CapacityExhaustedError(5, 'the remote pool is full');
+    this.#open += 1;
+    const handle = await super.launch(request);
+    const close = handle.close.bind(handle);
+    handle.close = () => close().then(() => void (this.#open -= 1));
+    return handle;
+  }
+}
+
+it("retries a launch the provider refused while this host's own deleted browser still closes there", async () => {
+  const provider = new OneBrowserProvider();
+  const pool = new BrowserPool(provider, { maxBrowsers: 10 });
+  await pool.launch('device-a', 'org-1');
+  void pool.destroy('device-a');
+
+  let launched: BrowserHandle | null = null;
+  const launching = pool.launch('device-b', 'org-1').then((handle) => (launched = handle));
+  await settled();
+  expect(launched).toBeNull();
+
+  provider.closings.shift()!();
+  await launching;
+  expect(pool.get('device-b')).toBe(launched);
+
+  // Refused with nothing of this host's closing: the refusal stands.
+  await expect(pool.launch('device-c', 'org-1')).rejects.toBeInstanceOf(CapacityExhaustedError);
+});

@@ -1,4 +1,4 @@
-import type { BrowserHandle, BrowserProvider } from './types.js';
+import type { BrowserHandle, BrowserProvider, LaunchRequest } from './types.js';
 import { WarmBrowsers } from './warm-browsers.js';
 
 /**
@@ -168,7 +168,7 @@ export class BrowserPool {
       if (evicted === null) {
         // A browser still closing (a delete answers before its browser is gone) frees its
         // slot in a moment: the launch waits for the first to end, then asks again.
-        const closingOthers = [...this.closing].filter(([id]) => id !== deviceId && !this.slots.has(id)).map(([, closed]) => closed.catch(() => undefined));
+        const closingOthers = this.closingOthers(deviceId);
         if (closingOthers.length > 0) return Promise.race(closingOthers).then(() => this.launch(deviceId, orgId, options));
         return Promise.reject(new CapacityExhaustedError(this.retryAfterSeconds, `all ${this.options.maxBrowsers} browsers of this host are in use`));
       }
@@ -177,11 +177,32 @@ export class BrowserPool {
     }
     const slot: Slot = {
       orgId,
-      handle: room.then(() => this.provider.launch({ deviceId, orgId, ...(options.adopt === undefined ? {} : { adopt: options.adopt }) })),
+      handle: room.then(() => this.launchOnProvider({ deviceId, orgId, ...(options.adopt === undefined ? {} : { adopt: options.adopt }) })),
     };
     this.slots.set(deviceId, slot);
     this.watch(deviceId, slot);
     return slot.handle;
+  }
+
+  /** Closes under way of browsers other than the device's own (a delete answers before they end). */
+  private closingOthers(deviceId: string): Promise<void>[] {
+    return [...this.closing].filter(([id]) => id !== deviceId && !this.slots.has(id)).map(([, closed]) => closed.catch(() => undefined));
+  }
+
+  /**
+   * A provider with a capacity of its own (a browserless server) may refuse a launch while a
+   * browser this host is still closing counts there: the launch then waits for those closes
+   * and asks once more.
+   */
+  private async launchOnProvider(request: LaunchRequest): Promise<BrowserHandle> {
+    try {
+      return await this.provider.launch(request);
+    } catch (error) {
+      const closingOthers = this.closingOthers(request.deviceId);
+      if (!(error instanceof CapacityExhaustedError) || closingOthers.length === 0) throw error;
+      await Promise.all(closingOthers);
+      return this.provider.launch(request);
+    }
   }
 
   /** Marks the slot ready once its browser runs, and follows its loss; drops it if it never ran. */

@@ -30,6 +30,7 @@ function serverEnv(): Record<string, string> {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: database!.url,
+    OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!,
     OPERATOR_DATA_DIR: dataDir!,
     OPERATOR_SERVE_CONSOLE: 'false',
     CHROMIUM_PATH: '/usr/bin/chromium',

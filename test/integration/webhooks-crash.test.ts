@@ -84,7 +84,7 @@ async function startServerProcess(): Promise<{ child: ChildProcess; url: string 
 }
 
 async function startInProcess(): Promise<RunningService> {
-  const service = await startService(loadConfig({ ...ENV, PORT: '0', DATABASE_URL: database.url, OPERATOR_DATA_DIR: await dataDir() }));
+  const service = await startService(loadConfig({ ...ENV, PORT: '0', DATABASE_URL: database.url, OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!, OPERATOR_DATA_DIR: await dataDir() }));
   cleanups.push(() => service.close());
   return service;
 }
