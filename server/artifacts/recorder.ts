@@ -16,6 +16,7 @@ import {
 } from '../domain/recordings/recording-rows';
 import type { ObjectStore } from '../storage';
 import { FrameEncoder } from './frame-encoder';
+import { FrameTimeline, jpegOf } from './frame-timeline';
 import { probeVideo } from './probe-video';
 
 /** The device's screencast, shared with live-view sockets (server/gateway/device-views.ts). */
@@ -37,14 +38,9 @@ export interface RecorderDeps {
 /** A recording in progress; stop() finishes and stores it (never throws). */
 export interface ActiveRecording {
   stop(): Promise<void>;
-  /**
-   * The page as the recording saw it between `since` and `until` (ms since the epoch): a
-   * step's effect, from its end to the start of the next action. The last frame the
-   * compositor produced in between; when it produced none there (the page did not repaint
-   * after the step), the last one before `since`. `until` may never come (the run's last
-   * step): then what the recording saw until it stopped. A JPEG; null without any frame.
-   */
-  frameBetween(since: number, until: Promise<number>): Promise<Buffer | null>;
+  /** The frames it saw (frame-timeline.ts): a step's picture is one of them. */
+  frameBetween: FrameTimeline['frameBetween'];
+  shown: FrameTimeline['shown'];
 }
 
 // The screencast is at most 1280 wide (live-view.ts); so is the video.
@@ -57,23 +53,7 @@ const FIRST_FRAME_WAIT_MS = 1_000;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-// A frame produced just before a moment reaches the recorder a little after it (encoding,
-// the DevTools connection): how long frameBetween() still waits for one.
-const FRAME_IN_FLIGHT_MS = 50;
-
-const NOTHING: ActiveRecording = { stop: async () => undefined, frameBetween: async () => null };
-
-/** A wait for the frames produced from `since` to `until` (Infinity until it is known). */
-interface FrameWaiter {
-  since: number;
-  until: number;
-  /** The last frame produced by `since`. */
-  before: LiveFrame | null;
-  /** The last frame produced in between. */
-  between: LiveFrame | null;
-  /** Ends the wait with `between`, or else `before`. */
-  settle(): void;
-}
+const NOTHING: ActiveRecording = { stop: async () => undefined, frameBetween: async () => null, shown: async () => undefined };
 
 /**
  * Records what a device's page shows while a subject (a task run, a live-view session,
@@ -107,19 +87,13 @@ export class Recorder {
     const file = path.join(this.#directory, `${recordingId}.mp4`);
     let encoder: FrameEncoder | null = null;
     let stopped = false;
-    let unwatched = false;
-    let latest: LiveFrame | null = null;
-    const waiters = new Set<FrameWaiter>();
+    const timeline = new FrameTimeline();
     let firstFrame: () => void = () => undefined;
     const firstFrameArrived = new Promise<void>((resolve) => {
       firstFrame = resolve;
     });
     const onFrame = (frame: LiveFrame) => {
-      latest = frame;
-      for (const waiter of waiters) {
-        if (frame.swappedAt <= waiter.since) waiter.before = frame;
-        else if (frame.swappedAt < waiter.until) waiter.between = frame;
-      }
+      timeline.see(frame);
       if (stopped) return;
       firstFrame();
       const jpeg = jpegOf(frame);
@@ -151,10 +125,6 @@ export class Recorder {
       await markRecordingFailed(db, recordingId).catch(() => undefined);
       return NOTHING;
     }
-    /** No more frames come: every wait ends with what it saw. */
-    const settleWaiters = () => {
-      for (const waiter of waiters) waiter.settle();
-    };
     let stopping: Promise<void> | null = null;
     const active: ActiveRecording = {
       stop: () => {
@@ -166,8 +136,7 @@ export class Recorder {
           // Frames keep coming for the waits on frames (a step's effect painting) while
           // ffmpeg finishes: those waits end with the video, at no cost of their own.
           const stopWatching = () => {
-            settleWaiters();
-            unwatched = true;
+            timeline.end();
             unwatch();
           };
           const running = encoder as FrameEncoder | null;
@@ -184,32 +153,8 @@ export class Recorder {
         })().finally(() => this.#active.delete(active));
         return stopping;
       },
-      frameBetween: (since, until) => {
-        if (unwatched) return Promise.resolve(latest === null ? null : jpegOf(latest));
-        return new Promise<Buffer | null>((resolve) => {
-          let timer: NodeJS.Timeout | undefined;
-          const waiter: FrameWaiter = {
-            since,
-            until: Infinity,
-            before: latest !== null && latest.swappedAt <= since ? latest : null,
-            between: latest !== null && latest.swappedAt > since ? latest : null,
-            settle: () => {
-              clearTimeout(timer);
-              if (!waiters.delete(waiter)) return;
-              const frame = waiter.between ?? waiter.before;
-              resolve(frame === null ? null : jpegOf(frame));
-            },
-          };
-          waiters.add(waiter);
-          void until.then((at) => {
-            waiter.until = at;
-            if (waiter.between !== null && waiter.between.swappedAt >= at) waiter.between = null;
-            // A frame produced in between may still be on its way.
-            if (waiter.between !== null) waiter.settle();
-            else timer = setTimeout(() => waiter.settle(), FRAME_IN_FLIGHT_MS);
-          });
-        });
-      },
+      frameBetween: (since, until) => timeline.frameBetween(since, until),
+      shown: (changedAt, doneAt) => timeline.shown(changedAt, doneAt),
     };
     this.#active.add(active);
     return active;
@@ -250,9 +195,6 @@ export class Recorder {
   }
 }
 
-function jpegOf(frame: LiveFrame): Buffer {
-  return Buffer.from(frame.data, 'base64');
-}
 
 /**
  * ffmpeg finishes its file by itself once the dead process's pipe closed; should it still

@@ -14,24 +14,32 @@ export interface StepScreenshotsDeps {
 // A capture is given up past this: a hung page must not keep a run's end waiting.
 const CAPTURE_TIMEOUT_MS = 5_000;
 
+
 /**
  * The JPEG of each step of one run, kept without holding the step: the step is written at
  * once with the key its picture will have, and the picture follows, from the recording's
  * screencast, into the object store. A step's picture is the last frame painted after the
- * step and before the next action starts (so it shows the step's effect and none of the
- * next one's), or, when the page did not repaint in between, the last frame before the
- * step's end. The byte route waits a moment for a picture still on its way
+ * step and before the next action that changes the page starts (so it shows the step's
+ * effect and none of the next one's), or, when the page did not repaint in between, the
+ * last frame before the step's end. A step that changed the page holds the next change
+ * until its effect is shown (FrameTimeline.shown: a moment at most); steps that only read
+ * or wait hold nothing. The byte route waits a moment for a picture still on its way
  * (task-artifact-bytes.ts); the run waits for all of them before its end is written
  * (settled()), so a client told the task ended finds every one.
  */
 export class StepScreenshots {
   readonly #deps: StepScreenshotsDeps;
   readonly #pending = new Set<Promise<void>>();
-  /** The steps whose next action has not started yet: told when it does. */
-  #awaitingNextAction: Array<(at: number) => void> = [];
+  /** The steps whose next change of the page has not started yet: told when it does. */
+  #awaitingNextAction: Array<{ since: number; changedAt: number | null; tell: (at: number) => void }> = [];
+  /** When the last change of the page since the last step was kept started: that step's effect. */
+  #changedAt: number | null = null;
+  /** The recording, once it runs: a step's window of frames opens as the step is kept. */
+  #recording: ActiveRecording | null = null;
 
   constructor(deps: StepScreenshotsDeps) {
     this.#deps = deps;
+    deps.recording.then((recording) => (this.#recording = recording)).catch(() => undefined);
   }
 
   /**
@@ -40,16 +48,28 @@ export class StepScreenshots {
    * for a step the recording has no frame for (it could not start).
    */
   keep(key: string, since: number, capture: () => Promise<Buffer>): void {
-    const nextAction = new Promise<number>((resolve) => this.#awaitingNextAction.push(resolve));
-    const kept = this.#keep(key, since, nextAction, capture).finally(() => this.#pending.delete(kept));
+    const changedAt = this.#changedAt;
+    this.#changedAt = null;
+    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, changedAt, tell }));
+    const recording = this.#recording;
+    const picture = recording !== null ? recording.frameBetween(since, nextAction) : this.#deps.recording.then((started) => started.frameBetween(since, nextAction));
+    const kept = this.#keep(key, picture, capture).finally(() => this.#pending.delete(kept));
     this.#pending.add(kept);
   }
 
-  /** An action on the page starts now: what it does belongs to no earlier step's picture. */
-  actionStarting(): void {
-    const at = Date.now();
-    for (const tell of this.#awaitingNextAction) tell(at);
+  /**
+   * An action that changes the page is about to start, once this resolves: what it does
+   * belongs to no earlier step's picture, so the effect of the step before it paints first.
+   */
+  async changeStarting(): Promise<void> {
+    const awaiting = this.#awaitingNextAction;
     this.#awaitingNextAction = [];
+    // Only the latest step that changed the page can have an effect still to paint.
+    const changed = awaiting.findLast((step) => step.changedAt !== null);
+    if (changed !== undefined) await (await this.#deps.recording).shown(changed.changedAt as number, changed.since);
+    const at = Date.now();
+    this.#changedAt = at;
+    for (const step of awaiting) step.tell(at);
   }
 
   /** Once the recording whose frames the pictures are runs (or could not start). */
@@ -62,10 +82,10 @@ export class StepScreenshots {
     while (this.#pending.size > 0) await Promise.all(this.#pending);
   }
 
-  async #keep(key: string, since: number, nextAction: Promise<number>, capture: () => Promise<Buffer>): Promise<void> {
+  async #keep(key: string, picture: Promise<Buffer | null>, capture: () => Promise<Buffer>): Promise<void> {
     const { store, log } = this.#deps;
     try {
-      const jpeg = (await (await this.#deps.recording).frameBetween(since, nextAction)) ?? (await withTimeout(capture(), CAPTURE_TIMEOUT_MS));
+      const jpeg = (await picture) ?? (await withTimeout(capture(), CAPTURE_TIMEOUT_MS));
       if (jpeg === null) throw new Error('the page could not be captured in time');
       await store.put(key, jpeg, 'image/jpeg');
     } catch (error) {

@@ -3,10 +3,11 @@ import type { PageDriver } from '../browser';
 /**
  * The driver of a task's page with a gate before every method that changes or waits on
  * the page: the task runner's check that the run may still act (its lease surely holds,
- * it is not being handed over). The gate throws to refuse. Reading the page (observe,
- * text, screenshots) is not gated: it changes nothing another driver could conflict with.
+ * it is not being handed over). The gate throws to refuse; it is told whether the action
+ * changes the page (a wait only watches it). Reading the page (observe, text,
+ * screenshots) is not gated: it changes nothing another driver could conflict with.
  */
-export function gatedPageDriver(driver: PageDriver, gate: () => Promise<void>): PageDriver {
+export function gatedPageDriver(driver: PageDriver, gate: (changesPage: boolean) => Promise<void>): PageDriver {
   return {
     observe: (options) => driver.observe(options),
     textOf: (selector) => driver.textOf(selector),
@@ -16,31 +17,31 @@ export function gatedPageDriver(driver: PageDriver, gate: () => Promise<void>): 
     fingerprint: (target, purpose) => driver.fingerprint(target, purpose),
     locate: (fingerprint) => driver.locate(fingerprint),
     navigate: async (url) => {
-      await gate();
+      await gate(true);
       return driver.navigate(url);
     },
     click: async (target) => {
-      await gate();
+      await gate(true);
       return driver.click(target);
     },
     type: async (text, into, options) => {
-      await gate();
+      await gate(true);
       return driver.type(text, into, options);
     },
     press: async (key) => {
-      await gate();
+      await gate(true);
       return driver.press(key);
     },
     scroll: async (direction) => {
-      await gate();
+      await gate(true);
       return driver.scroll(direction);
     },
     waitForText: async (text, timeoutMs) => {
-      await gate();
+      await gate(false);
       return driver.waitForText(text, timeoutMs);
     },
     download: async (target, limits) => {
-      await gate();
+      await gate(true);
       return driver.download(target, limits);
     },
   };

@@ -254,10 +254,10 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     }
     let driver: PageDriver;
     try {
-      // Past the gate an action starts: the pictures of the steps before it are taken from then on.
-      driver = gatedPageDriver(await browser.page(), async () => {
+      // Past the gate an action starts; one that changes the page ends the pictures of the steps before it.
+      driver = gatedPageDriver(await browser.page(), async (changesPage) => {
         await beforeAction();
-        screenshots.actionStarting();
+        if (changesPage) await screenshots.changeStarting();
       });
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.

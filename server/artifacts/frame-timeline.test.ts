@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { LiveFrame } from '../browser';
+import { FrameTimeline } from './frame-timeline';
+
+/** A frame whose picture names it (its bytes are the name). */
+function frame(name: string, swappedAt: number): LiveFrame {
+  return { data: Buffer.from(name).toString('base64'), width: 10, height: 10, swappedAt };
+}
+
+const named = (jpeg: Buffer | null) => (jpeg === null ? null : jpeg.toString());
+
+describe('FrameTimeline', () => {
+  it('answers the last frame produced between two moments, none after the second', async () => {
+    const timeline = new FrameTimeline();
+    timeline.see(frame('before', 100));
+    let tellUntil: (at: number) => void = () => undefined;
+    const picture = timeline.frameBetween(150, new Promise((resolve) => (tellUntil = resolve)));
+    timeline.see(frame('effect', 160));
+    timeline.see(frame('effect, settled', 170));
+    tellUntil(200);
+    timeline.see(frame('next action', 210));
+    expect(named(await picture)).toBe('effect, settled');
+  });
+
+  it('answers the frame before the first moment when the page did not repaint in between', async () => {
+    const timeline = new FrameTimeline();
+    timeline.see(frame('still page', 100));
+    const picture = timeline.frameBetween(150, Promise.resolve(200));
+    timeline.see(frame('next action', 210));
+    expect(named(await picture)).toBe('still page');
+  });
+
+  it('takes a frame produced in between that arrives after the second moment (in flight)', async () => {
+    const timeline = new FrameTimeline();
+    timeline.see(frame('before', 100));
+    const picture = timeline.frameBetween(150, Promise.resolve(200));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    timeline.see(frame('effect, delivered late', 190));
+    expect(named(await picture)).toBe('effect, delivered late');
+  });
+
+  it('answers a wait for an unknown end with what was seen at the end', async () => {
+    const timeline = new FrameTimeline();
+    const picture = timeline.frameBetween(150, new Promise<number>(() => undefined));
+    timeline.see(frame('last step', 160));
+    timeline.end();
+    expect(named(await picture)).toBe('last step');
+    expect(named(await timeline.frameBetween(500, Promise.resolve(600)))).toBe('last step');
+  });
+
+  it('shows a change that painted nothing yet once its first frame comes, or after a bounded wait', async () => {
+    const timeline = new FrameTimeline();
+    const now = Date.now();
+    timeline.see(frame('previous page', now - 1_000));
+    let shown = false;
+    const waiting = timeline.shown(now - 100, now).then(() => (shown = true));
+    timeline.see(frame('the previous document, painted late before the change', now - 150));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(shown).toBe(false);
+    timeline.see(frame('new document', now + 30));
+    await waiting;
+
+    const inert = new FrameTimeline();
+    inert.see(frame('inert page', now - 1_000));
+    const started = performance.now();
+    await inert.shown(Date.now() - 10, Date.now());
+    expect(performance.now() - started).toBeGreaterThanOrEqual(350);
+  });
+
+  it('shows a change still painting at its end once the next frame comes, and a finished one at once', async () => {
+    const timeline = new FrameTimeline();
+    const now = Date.now();
+    timeline.see(frame('key 1', now - 100));
+    timeline.see(frame('key 2', now - 10));
+    let shown = false;
+    const typing = timeline.shown(now - 200, now).then(() => (shown = true));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(shown).toBe(false);
+    timeline.see(frame('key 3', now + 5));
+    await typing;
+
+    const quiet = new FrameTimeline();
+    quiet.see(frame('clicked', now - 300));
+    const started = performance.now();
+    await quiet.shown(now - 400, now);
+    expect(performance.now() - started).toBeLessThan(100);
+
+    const ended = new FrameTimeline();
+    ended.end();
+    await ended.shown(now - 400, now);
+  });
+});

@@ -1,0 +1,144 @@
+import type { LiveFrame } from '../browser';
+
+// A frame produced just before a moment reaches the recorder a little after it (encoding,
+// the DevTools connection): how long frameBetween() still waits for one.
+const FRAME_IN_FLIGHT_MS = 50;
+
+// How long shown() waits for the first frame of a change that painted nothing yet. A new
+// document paints within a frame or two of its load on a quiet host; on a saturated one the
+// compositor can take hundreds of milliseconds. A change that repaints nothing at all (a
+// click on an inert spot) costs this much, once.
+const PAINT_WAIT_MS = 400;
+
+// A page that painted this recently before a step's end is still painting (keys typed one
+// by one): the next frame, due within a frame interval or two, is the step's last effect.
+const ACTIVE_PAINT_MS = 40;
+
+// The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
+// and a step's window is decided within moments of its end.
+const RECENT_FRAMES = 8;
+
+/** A wait for the frames produced from `since` to `until` (Infinity until it is known). */
+interface FrameWaiter {
+  since: number;
+  until: number;
+  /** The last frame produced by `since`. */
+  before: LiveFrame | null;
+  /** The frames produced after `since`, the latest last (at most RECENT_FRAMES). */
+  after: LiveFrame[];
+  /** Ends the wait with the last frame produced by `until`, or else `before`. */
+  settle(): void;
+}
+
+/** A wait for any frame produced after `since`. */
+interface PaintWait {
+  since: number;
+  done(): void;
+}
+
+/**
+ * The frames one recording saw, by the time the compositor produced them (`swappedAt`),
+ * answering what a step's picture is: the page between two moments, and whether the page
+ * has painted since a moment. Frames arrive in the order they were produced; once the
+ * recording ends (end()), every wait is answered with what was seen.
+ */
+export class FrameTimeline {
+  /** The last frames seen, the latest last (at most RECENT_FRAMES). */
+  #recent: LiveFrame[] = [];
+  #ended = false;
+  readonly #waiters = new Set<FrameWaiter>();
+  readonly #paintWaits = new Set<PaintWait>();
+
+  /** A frame reached the recording. */
+  see(frame: LiveFrame): void {
+    remember(this.#recent, frame);
+    for (const waiter of this.#waiters) {
+      if (frame.swappedAt <= waiter.since) waiter.before = frame;
+      else remember(waiter.after, frame);
+    }
+    for (const wait of this.#paintWaits) if (frame.swappedAt > wait.since) wait.done();
+  }
+
+  /** No more frames come: every wait ends with what it saw. */
+  end(): void {
+    this.#ended = true;
+    for (const waiter of this.#waiters) waiter.settle();
+    for (const wait of this.#paintWaits) wait.done();
+  }
+
+  /**
+   * The page between `since` and `until` (ms since the epoch): a step's effect, from its
+   * end to the start of the next change. The last frame produced in between; when none
+   * was (the page did not repaint after the step), the last one before `since`. `until`
+   * may never come (the run's last step): then what was seen until the end. A JPEG; null
+   * without any frame.
+   */
+  frameBetween(since: number, until: Promise<number>): Promise<Buffer | null> {
+    const latest = this.#recent.at(-1) ?? null;
+    if (this.#ended) return Promise.resolve(latest === null ? null : jpegOf(latest));
+    return new Promise<Buffer | null>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const waiter: FrameWaiter = {
+        since,
+        until: Infinity,
+        before: this.#recent.findLast((frame) => frame.swappedAt <= since) ?? null,
+        after: this.#recent.filter((frame) => frame.swappedAt > since),
+        settle: () => {
+          clearTimeout(timer);
+          if (!this.#waiters.delete(waiter)) return;
+          const frame = waiter.after.findLast((seen) => seen.swappedAt <= waiter.until) ?? waiter.before;
+          resolve(frame === null ? null : jpegOf(frame));
+        },
+      };
+      this.#waiters.add(waiter);
+      void until.then((at) => {
+        waiter.until = at;
+        // A frame produced in between may still be on its way.
+        if (waiter.after.some((frame) => frame.swappedAt <= at)) waiter.settle();
+        else timer = setTimeout(() => waiter.settle(), FRAME_IN_FLIGHT_MS);
+      });
+    });
+  }
+
+  /**
+   * Resolves once the page shows what was done from `changedAt` to `doneAt` (a step that
+   * changed the page), as far as frames can tell: when nothing was painted since
+   * `changedAt`, once a frame produced after `doneAt` came (a new document always
+   * paints; on a saturated host it does so late), PAINT_WAIT_MS at most; when the page was
+   * still painting as the step ended (typing), once the next frame came, ACTIVE_PAINT_MS at
+   * most; when it painted and then stood still, at once. At the end, at once.
+   */
+  shown(changedAt: number, doneAt: number): Promise<void> {
+    const latest = this.#recent.at(-1)?.swappedAt ?? -Infinity;
+    if (this.#ended || latest > doneAt) return Promise.resolve();
+    if (latest > changedAt) return latest >= doneAt - ACTIVE_PAINT_MS ? this.#paintedAfter(doneAt, ACTIVE_PAINT_MS) : Promise.resolve();
+    return this.#paintedAfter(doneAt, PAINT_WAIT_MS);
+  }
+
+  /** Resolves once a frame produced after `since` has been seen, after `timeoutMs`, or at the end. */
+  #paintedAfter(since: number, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const wait: PaintWait = {
+        since,
+        done: () => {
+          clearTimeout(timer);
+          this.#paintWaits.delete(wait);
+          resolve();
+        },
+      };
+      this.#paintWaits.add(wait);
+      timer = setTimeout(wait.done, timeoutMs);
+    });
+  }
+}
+
+/** Adds `frame` to `frames`, forgetting the oldest past RECENT_FRAMES. */
+function remember(frames: LiveFrame[], frame: LiveFrame): void {
+  frames.push(frame);
+  if (frames.length > RECENT_FRAMES) frames.shift();
+}
+
+export function jpegOf(frame: LiveFrame): Buffer {
+  return Buffer.from(frame.data, 'base64');
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import type { LiveFrame } from '../browser';
+import { createLogger } from '../core/log';
+import type { ObjectStore } from '../storage';
+import { FrameTimeline } from './frame-timeline';
+import type { ActiveRecording } from './recorder';
+import { StepScreenshots } from './step-screenshots';
+
+function frame(name: string, swappedAt: number): LiveFrame {
+  return { data: Buffer.from(name).toString('base64'), width: 10, height: 10, swappedAt };
+}
+
+/** Step pictures over a timeline the test feeds, stored in a map. */
+async function harness() {
+  const timeline = new FrameTimeline();
+  const recording: ActiveRecording = {
+    stop: async () => timeline.end(),
+    frameBetween: (since, until) => timeline.frameBetween(since, until),
+    shown: (changedAt, doneAt) => timeline.shown(changedAt, doneAt),
+  };
+  const stored = new Map<string, string>();
+  const store = { put: async (key: string, body: Buffer) => void stored.set(key, body.toString()) } as unknown as ObjectStore;
+  const screenshots = new StepScreenshots({ store, log: createLogger('silent'), recording: Promise.resolve(recording), forget: async () => undefined });
+  const capture = async () => Buffer.from('captured');
+  // As the task runner does before its first step.
+  await screenshots.recordingStarted();
+  return { timeline, recording, stored, screenshots, capture };
+}
+
+describe('StepScreenshots', () => {
+  it("holds the next change until the step that changed the page has painted (a compositor late under load)", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('previous page', Date.now() - 1_000));
+    await screenshots.changeStarting(); // the navigation
+    const stepEnd = Date.now();
+    screenshots.keep('navigate', stepEnd, capture);
+    // The new page paints 150 ms after the step, long after the next action was ready.
+    setTimeout(() => timeline.see(frame('new page', Date.now())), 150);
+    const started = performance.now();
+    await screenshots.changeStarting(); // the next click
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    timeline.see(frame('clicked', Date.now() + 1));
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('navigate')).toBe('new page');
+  });
+
+  it('holds nothing after a step that only read the page: its picture is the page as it is', async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('page', Date.now() - 1_000));
+    screenshots.keep('read', Date.now(), capture);
+    const started = performance.now();
+    await screenshots.changeStarting();
+    expect(performance.now() - started).toBeLessThan(100);
+    timeline.see(frame('typed', Date.now() + 1));
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('read')).toBe('page');
+  });
+
+  it('gives up waiting for a change that repaints nothing, and keeps the page as it was', async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('inert page', Date.now() - 1_000));
+    await screenshots.changeStarting(); // a click on an inert spot
+    screenshots.keep('inert click', Date.now(), capture);
+    const started = performance.now();
+    await screenshots.changeStarting();
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(350);
+    expect(waited).toBeLessThan(2_000);
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('inert click')).toBe('inert page');
+  });
+});
