@@ -67,6 +67,17 @@ describe('FrameTimeline', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(350);
   });
 
+  it('shows a change whose frame, produced during the step, reaches the recording after its end', async () => {
+    const timeline = new FrameTimeline();
+    const now = Date.now();
+    timeline.see(frame('previous page', now - 1_000));
+    const started = performance.now();
+    const shown = timeline.shown(now - 200, now);
+    setTimeout(() => timeline.see(frame('new document, delivered late', now - 100)), 30);
+    await shown;
+    expect(performance.now() - started).toBeLessThan(300);
+  });
+
   it('shows a change still painting at its end once the next frame comes, and a finished one at once', async () => {
     const timeline = new FrameTimeline();
     const now = Date.now();

@@ -103,20 +103,23 @@ export class FrameTimeline {
   /**
    * Resolves once the page shows what was done from `changedAt` to `doneAt` (a step that
    * changed the page), as far as frames can tell: when nothing was painted since
-   * `changedAt`, once a frame produced after `doneAt` came (a new document always
-   * paints; on a saturated host it does so late), PAINT_WAIT_MS at most; when the page was
-   * still painting as the step ended (typing), once the next frame came, ACTIVE_PAINT_MS at
-   * most; when it painted and then stood still, at once. At the end, at once.
+   * `changedAt`, once a frame produced after it came (a new document always paints; on a
+   * saturated host late, and a frame reaches the recording tens of milliseconds after it
+   * was produced), PAINT_WAIT_MS at most; then, when the page was still painting as the
+   * step ended (typing), once the next frame came, ACTIVE_PAINT_MS at most; when it
+   * painted and then stood still, at once. At the end, at once.
    */
-  shown(changedAt: number, doneAt: number): Promise<void> {
-    const latest = this.#recent.at(-1)?.swappedAt ?? -Infinity;
-    if (this.#ended || latest > doneAt) return Promise.resolve();
-    if (latest > changedAt) return latest >= doneAt - ACTIVE_PAINT_MS ? this.#paintedAfter(doneAt, ACTIVE_PAINT_MS) : Promise.resolve();
-    return this.#paintedAfter(doneAt, PAINT_WAIT_MS);
+  async shown(changedAt: number, doneAt: number): Promise<void> {
+    const latestAt = () => this.#recent.at(-1)?.swappedAt ?? -Infinity;
+    if (latestAt() <= changedAt) await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
+    const latest = latestAt();
+    if (this.#ended || latest <= changedAt || latest > doneAt || latest < doneAt - ACTIVE_PAINT_MS) return;
+    await this.#paintedAfter(doneAt, ACTIVE_PAINT_MS);
   }
 
   /** Resolves once a frame produced after `since` has been seen, after `timeoutMs`, or at the end. */
   #paintedAfter(since: number, timeoutMs: number): Promise<void> {
+    if (this.#ended || this.#recent.some((frame) => frame.swappedAt > since)) return Promise.resolve();
     return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const wait: PaintWait = {
