@@ -24,8 +24,8 @@ const CAPTURE_TIMEOUT_MS = 5_000;
  * last frame before the step's end. A step that changed the page holds the next change
  * until its effect is shown (FrameTimeline.shown: a moment at most); steps that only read
  * or wait hold nothing. The byte route waits a moment for a picture still on its way
- * (task-artifact-bytes.ts); the run waits for all of them before its end is written
- * (settled()), so a client told the task ended finds every one.
+ * (task-artifact-bytes.ts), so a client told the task ended (written before the run's
+ * last pictures are, settled()) finds every one.
  */
 export class StepScreenshots {
   readonly #deps: StepScreenshotsDeps;

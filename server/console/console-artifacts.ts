@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendStepScreenshot, sendTaskRecording } from '../api/tasks/task-artifact-bytes';
 import { ApiError } from '../core/errors';
-import { operatorTaskId } from '../domain/console/organization-activity';
+import { operatorTaskRow } from '../domain/console/organization-activity';
 import { decodePathSegment } from '../http/path-segment';
 import type { Services } from '../services/services';
 import { sendErrorResponse } from '../trpc/send-error';
@@ -40,13 +40,13 @@ export function createConsoleArtifactsHandler(services: Services): (req: Incomin
       const path = (req.url ?? '').split('?', 1)[0]!.slice(CONSOLE_ARTIFACTS_PREFIX.length);
       const screenshot = STEP_SCREENSHOT.exec(path)?.groups;
       if (screenshot !== undefined) {
-        const taskId = await operatorTaskId(services.db, decodePathSegment(screenshot.id!));
-        return await sendStepScreenshot(services, req, res, taskId, screenshot.seq!);
+        const task = await operatorTaskRow(services.db, decodePathSegment(screenshot.id!));
+        return await sendStepScreenshot(services, req, res, task.id, screenshot.seq!);
       }
       const recording = RECORDING.exec(path)?.groups;
       if (recording !== undefined) {
-        const taskId = await operatorTaskId(services.db, decodePathSegment(recording.id!));
-        return await sendTaskRecording(services, req, res, taskId);
+        const task = await operatorTaskRow(services.db, decodePathSegment(recording.id!));
+        return await sendTaskRecording(services, req, res, task);
       }
       throw new ApiError('not_found');
     } catch (error) {

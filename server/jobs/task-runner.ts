@@ -197,9 +197,10 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const end = (outcome: AgentOutcome) => databaseAvailability.retryWhileUnreachable(() => finish(task, outcome));
     heartbeat.start();
     // Started alongside the run's first reads (the first step's picture needs its frames),
-    // and stopped before the task's end is written, so a client told the task ended finds
-    // its recording (ffmpeg's last frames and the store's write, about a tenth of a second
-    // on a quiet machine).
+    // and stopped after the task's end is written: ffmpeg's last frames and the store's
+    // write (about a tenth of a second on a quiet machine) are not the client's wait. A
+    // client told the task ended and asking meanwhile is answered once they are stored
+    // (stored-recording.ts, and the step pictures' route).
     const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
     // Each step's picture comes from the recording's frames, stored off the step's path;
     // the recording's stop lets the last ones arrive, and the end waits for them.
@@ -212,9 +213,6 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     };
     try {
       const outcome = await runOnDevice(task, control.signal, stop, beforeAction, screenshots);
-      // Storing the video writes its row: a run stopped by an outage stores it once the database is back.
-      await databaseAvailability.whenReachable();
-      await recording.stop();
       const reason = stopReason();
       if (reason === 'released') return;
       if (reason === 'handover') {
@@ -223,7 +221,6 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       }
       await end(reason === null ? outcome : { status: 'failed', error: reason === 'database_unavailable' ? 'service_unavailable' : 'device_lost' });
     } catch (error) {
-      await recording.stop();
       // A read the run could not make once it was stopped past the grace is that outage, not a bug.
       if (stopReason() === 'database_unavailable' && databaseAvailability.absorb(error)) {
         await end({ status: 'failed', error: 'service_unavailable' });
@@ -233,6 +230,8 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       await end({ status: 'failed', error: 'internal_error' });
     } finally {
       unsubscribeTask();
+      // Storing the video writes its row: a run stopped by an outage stores it once the database is back.
+      await databaseAvailability.whenReachable();
       await recording.stop();
       await heartbeat.stop();
     }

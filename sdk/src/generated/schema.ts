@@ -523,7 +523,7 @@ export interface paths {
         };
         /**
          * Download the video of a task's latest run (MP4, H.264)
-         * @description 404 recording_not_found until a run of the task finished recording (the recording is stored before the task ends).
+         * @description 404 recording_not_found until a run of the task finished recording. A run's video is stored just after the task's end is written: asked for meanwhile, it is waited for.
          */
         get: operations["getTaskRecording"];
         put?: never;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../../core/errors';
 import { stepScreenshot } from '../../domain/tasks/task-steps';
+import { taskStoppedRecording, type TaskRow } from '../../domain/tasks/task-resource';
 import { sendObject } from '../../http/send-object';
 import type { Services } from '../../services/services';
 import { sendLatestRecording } from '../recording-route';
@@ -42,6 +43,6 @@ export async function sendStepScreenshot(services: Services, req: IncomingMessag
 }
 
 /** The video of the latest run of a task the caller may read, or 404 recording_not_found while none is finished. */
-export function sendTaskRecording(services: Services, req: IncomingMessage, res: ServerResponse, taskId: string): Promise<void> {
-  return sendLatestRecording(services, req, res, 'task', taskId);
+export function sendTaskRecording(services: Services, req: IncomingMessage, res: ServerResponse, task: TaskRow): Promise<void> {
+  return sendLatestRecording(services, req, res, 'task', { id: task.id, stoppedRecording: taskStoppedRecording(task) });
 }

@@ -5,8 +5,8 @@ import { ApiError } from '../../core/errors';
 import { toDeviceResource } from '../devices/device-resource';
 import { toEscalationResource } from '../escalations/escalation-resource';
 import { isUuid, parsePublicId, toPublicId } from '../ids';
-import { latestReadyRecording } from '../recordings/recording-rows';
-import { toTaskResource } from '../tasks/task-resource';
+import { hasStoredRecording } from '../recordings/stored-recording';
+import { taskStoppedRecording, toTaskResource, type TaskRow } from '../tasks/task-resource';
 import { stepsAfter, type StepScreenshotUrls } from '../tasks/task-steps';
 import type { OperatorDevice, OperatorTask, OperatorTaskView } from './operator-view-schemas';
 
@@ -57,12 +57,12 @@ export interface TaskArtifactUrls {
   recording: (taskPublicId: string) => string;
 }
 
-/** The internal id of a task of any organization (an operator reads them all); 404 task_not_found for a malformed or unknown id. */
-export async function operatorTaskId(db: Db, publicId: string): Promise<string> {
+/** A task of any organization (an operator reads them all); 404 task_not_found for a malformed or unknown id. */
+export async function operatorTaskRow(db: Db, publicId: string): Promise<TaskRow> {
   const id = parsePublicId('task', publicId);
-  const [row] = id === null ? [] : await db.select({ id: tasks.id }).from(tasks).where(eq(tasks.id, id));
+  const [row] = id === null ? [] : await db.select().from(tasks).where(eq(tasks.id, id));
   if (row === undefined) throw new ApiError('task_not_found');
-  return row.id;
+  return row;
 }
 
 /**
@@ -86,7 +86,7 @@ export async function operatorTaskView(db: Db, urls: TaskArtifactUrls, publicId:
   const [steps, escalationRows, recording] = await Promise.all([
     stepsAfter(db, urls.stepScreenshot, row.task.id, 0, STEP_LIMIT),
     db.select().from(escalations).where(eq(escalations.taskId, row.task.id)).orderBy(asc(escalations.createdAt)),
-    latestReadyRecording(db, 'task', row.task.id),
+    hasStoredRecording(db, 'task', row.task.id, taskStoppedRecording(row.task)),
   ]);
   return {
     task: toTaskResource(row.task),
@@ -94,6 +94,6 @@ export async function operatorTaskView(db: Db, urls: TaskArtifactUrls, publicId:
     device: { id: toDeviceResource(row.device).id, name: row.device.name, status: row.device.status },
     steps,
     escalations: escalationRows.map(toEscalationResource),
-    recording_url: recording === null ? null : urls.recording(toPublicId('task', row.task.id)),
+    recording_url: recording ? urls.recording(toPublicId('task', row.task.id)) : null,
   };
 }

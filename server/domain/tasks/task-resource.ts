@@ -45,6 +45,14 @@ export type Task = z.infer<typeof TaskSchema>;
 
 export type TaskRow = typeof tasks.$inferSelect;
 
+/**
+ * Whether the task's runs have stopped recording: only a running task records, and a
+ * run's video is stored just after its end is written (task-runner.ts).
+ */
+export function taskStoppedRecording(task: TaskRow): boolean {
+  return task.status !== 'running';
+}
+
 export function toTaskResource(row: TaskRow): Task {
   return {
     id: toPublicId('task', row.id),
