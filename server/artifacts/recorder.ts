@@ -17,6 +17,7 @@ import {
 import type { ObjectStore } from '../storage';
 import { FrameEncoder } from './frame-encoder';
 import { FrameTimeline, jpegOf } from './frame-timeline';
+import { jpegSize } from './jpeg-size';
 import { probeVideo } from './probe-video';
 
 /** The device's screencast, shared with live-view sockets (server/gateway/device-views.ts). */
@@ -43,8 +44,6 @@ export interface ActiveRecording {
   shown: FrameTimeline['shown'];
 }
 
-// The screencast is at most 1280 wide (live-view.ts); so is the video.
-const MAX_WIDTH = 1280;
 // How long recovery waits for an ffmpeg a crashed process left finishing its file.
 const ORPHAN_WAIT_MS = 10_000;
 
@@ -98,8 +97,9 @@ export class Recorder {
       firstFrame();
       const jpeg = jpegOf(frame);
       if (encoder !== null) return encoder.push(jpeg);
-      const width = Math.min(frame.width, MAX_WIDTH);
-      const height = Math.round((frame.height * width) / Math.max(1, frame.width));
+      // The video is the size of the first frame (800 px wide for a recording alone, 1280
+      // while people watch; live-view.ts); later frames of another size are scaled to it.
+      const { width, height } = jpegSize(jpeg) ?? { width: frame.width, height: frame.height };
       encoder = new FrameEncoder({ file, fps: this.#deps.fps, width, height }, jpeg);
       // Found again by recover() should this process die before stop(). Written at once
       // (a few bytes), so a quick stop() never races it and leaves it behind.
