@@ -11,8 +11,10 @@ const FRAME_IN_FLIGHT_MS = 50;
 const PAINT_WAIT_MS = 400;
 
 // A page that painted this recently before a step's end is still painting (keys typed one
-// by one): the next frame, due within a frame interval or two, is the step's last effect.
-const ACTIVE_PAINT_MS = 40;
+// by one): the next frame is the step's last effect. It is produced a frame interval or two
+// after the step's end and reaches the recording 15 to 45 ms after that on a quiet host;
+// the wait ends as it comes, and lasts this long only when no frame follows.
+const ACTIVE_PAINT_MS = 150;
 
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
 // and a step's window is decided within moments of its end.

@@ -31,13 +31,13 @@ describe('StepScreenshots', () => {
   it("holds the next change until the step that changed the page has painted (a compositor late under load)", async () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
     timeline.see(frame('previous page', Date.now() - 1_000));
-    await screenshots.changeStarting(); // the navigation
+    await screenshots.actionStarting(true); // the navigation
     const stepEnd = Date.now();
     screenshots.keep('navigate', stepEnd, capture);
     // The new page paints 150 ms after the step, long after the next action was ready.
     setTimeout(() => timeline.see(frame('new page', Date.now())), 150);
     const started = performance.now();
-    await screenshots.changeStarting(); // the next click
+    await screenshots.actionStarting(true); // the next click
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     timeline.see(frame('clicked', Date.now() + 1));
     await recording.stop();
@@ -50,7 +50,7 @@ describe('StepScreenshots', () => {
     timeline.see(frame('page', Date.now() - 1_000));
     screenshots.keep('read', Date.now(), capture);
     const started = performance.now();
-    await screenshots.changeStarting();
+    await screenshots.actionStarting(true);
     expect(performance.now() - started).toBeLessThan(100);
     timeline.see(frame('typed', Date.now() + 1));
     await recording.stop();
@@ -61,15 +61,35 @@ describe('StepScreenshots', () => {
   it('gives up waiting for a change that repaints nothing, and keeps the page as it was', async () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
     timeline.see(frame('inert page', Date.now() - 1_000));
-    await screenshots.changeStarting(); // a click on an inert spot
+    await screenshots.actionStarting(true); // a click on an inert spot
     screenshots.keep('inert click', Date.now(), capture);
     const started = performance.now();
-    await screenshots.changeStarting();
+    await screenshots.actionStarting(true);
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(350);
     expect(waited).toBeLessThan(2_000);
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('inert click')).toBe('inert page');
+  });
+
+  it("ends a step's picture where a wait begins, and a wait holds nothing after it", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('form', Date.now() - 1_000));
+    await screenshots.actionStarting(true); // the click
+    timeline.see(frame('clicked', Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    screenshots.keep('click', Date.now(), capture);
+    await screenshots.actionStarting(false); // wait for "Ready"
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    timeline.see(frame('ready, painted by the page during the wait', Date.now()));
+    screenshots.keep('wait', Date.now(), capture);
+    const started = performance.now();
+    await screenshots.actionStarting(true); // the next type
+    expect(performance.now() - started).toBeLessThan(100);
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('click')).toBe('clicked');
+    expect(stored.get('wait')).toBe('ready, painted by the page during the wait');
   });
 });

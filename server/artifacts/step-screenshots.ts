@@ -14,16 +14,15 @@ export interface StepScreenshotsDeps {
 // A capture is given up past this: a hung page must not keep a run's end waiting.
 const CAPTURE_TIMEOUT_MS = 5_000;
 
-
 /**
  * The JPEG of each step of one run, kept without holding the step: the step is written at
  * once with the key its picture will have, and the picture follows, from the recording's
  * screencast, into the object store. A step's picture is the last frame painted after the
- * step and before the next action that changes the page starts (so it shows the step's
- * effect and none of the next one's), or, when the page did not repaint in between, the
- * last frame before the step's end. A step that changed the page holds the next change
- * until its effect is shown (FrameTimeline.shown: a moment at most); steps that only read
- * or wait hold nothing. The byte route waits a moment for a picture still on its way
+ * step and before the next action on the page starts (so it shows the step's effect and
+ * none of the next one's), or, when the page did not repaint in between, the last frame
+ * before the step's end. A step that changed the page holds the next action until its
+ * effect is shown (FrameTimeline.shown: a moment at most); steps that only read or wait
+ * hold nothing. The byte route waits a moment for a picture still on its way
  * (task-artifact-bytes.ts), so a client told the task ended (written before the run's
  * last pictures are, settled()) finds every one.
  */
@@ -58,17 +57,18 @@ export class StepScreenshots {
   }
 
   /**
-   * An action that changes the page is about to start, once this resolves: what it does
-   * belongs to no earlier step's picture, so the effect of the step before it paints first.
+   * An action on the page is about to start, once this resolves: what it does or waits
+   * for belongs to no earlier step's picture, so the effect of the step before it is shown
+   * first. `changesPage`: the action's own effect will paint (a wait only watches).
    */
-  async changeStarting(): Promise<void> {
+  async actionStarting(changesPage: boolean): Promise<void> {
     const awaiting = this.#awaitingNextAction;
     this.#awaitingNextAction = [];
     // Only the latest step that changed the page can have an effect still to paint.
     const changed = awaiting.findLast((step) => step.changedAt !== null);
     if (changed !== undefined) await (await this.#deps.recording).shown(changed.changedAt as number, changed.since);
     const at = Date.now();
-    this.#changedAt = at;
+    if (changesPage) this.#changedAt = at;
     for (const step of awaiting) step.tell(at);
   }
 

@@ -253,10 +253,10 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     }
     let driver: PageDriver;
     try {
-      // Past the gate an action starts; one that changes the page ends the pictures of the steps before it.
+      // Past the gate an action starts: the pictures of the steps before it end there.
       driver = gatedPageDriver(await browser.page(), async (changesPage) => {
         await beforeAction();
-        if (changesPage) await screenshots.changeStarting();
+        await screenshots.actionStarting(changesPage);
       });
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.
