@@ -11,7 +11,7 @@ import { machineLoad } from './machine-load';
 
 // `npm run bench:tasks`, through the real service in its own process with the offline planner:
 // 1. per-step time of the agent running a form task on a local page, against the same
-//    five actions done directly with puppeteer-core on the same Chromium, in the same run;
+//    five actions done directly with puppeteer-core on the same Chromium, run by run alternating;
 // 2. submit latency (POST /v1/devices/{id}/tasks → 202), p50/p99;
 // 3. throughput of 10 devices running tasks at once;
 // 4. ten at once: 10 devices each running the form task at the same moment, against the
@@ -45,17 +45,12 @@ async function untilDone(baseUrl: string, key: string, taskId: string): Promise<
   return JSON.parse(done[1]!);
 }
 
-/** The agent: task time measured by the service itself (created_at → finished_at). */
-async function benchAgent(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages): Promise<number[]> {
-  const perStep: number[] = [];
-  for (let run = -1; run < OVERHEAD_RUNS; run += 1) {
-    const submitted = await call('POST', `/v1/devices/${deviceId}/tasks`, { prompt: formPrompt(pages, `run${run}@example.com`) });
-    const task = await untilDone(baseUrl, key, submitted.body.id);
-    if (task.status !== 'succeeded') throw new Error(`bench task ended ${task.status}: ${JSON.stringify(task.result)}`);
-    // Run -1 warms the page, the JIT and the connection pool.
-    if (run >= 0) perStep.push((Date.parse(task.finished_at) - Date.parse(task.created_at)) / STEPS);
-  }
-  return perStep;
+/** One run of the form task by the agent: its time per step as the service measured it (created_at → finished_at). */
+async function agentRun(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages, email: string): Promise<number> {
+  const submitted = await call('POST', `/v1/devices/${deviceId}/tasks`, { prompt: formPrompt(pages, email) });
+  const task = await untilDone(baseUrl, key, submitted.body.id);
+  if (task.status !== 'succeeded') throw new Error(`bench task ended ${task.status}: ${JSON.stringify(task.result)}`);
+  return (Date.parse(task.finished_at) - Date.parse(task.created_at)) / STEPS;
 }
 
 /** The form task's five actions, directly with puppeteer-core; returns the time per step. */
@@ -70,22 +65,34 @@ async function directRun(page: Page, pages: TaskPages, email: string): Promise<n
   return (performance.now() - started) / STEPS;
 }
 
-/** The same five actions, directly with puppeteer-core. */
-async function benchDirect(pages: TaskPages): Promise<number[]> {
+/**
+ * Per step at one device: the agent's runs and the same five actions directly with
+ * puppeteer-core on a bare browser, alternating (agent first in even rounds, direct first
+ * in odd ones), so both sides of the ratio meet the same machine. Round -1 of each warms
+ * the page, the JIT and the connection pool and is not counted.
+ */
+async function benchPerStep(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages): Promise<{ agent: number[]; direct: number[] }> {
   const profile = await mkdtemp(path.join(tmpdir(), 'bench-tasks-direct-'));
   const browser = await launchChromiumAsTheService(profile, FLAGS, CHROMIUM_PATH);
-  const perStep: number[] = [];
+  const agent: number[] = [];
+  const direct: number[] = [];
   try {
     const page = await browser.newPage();
     for (let run = -1; run < OVERHEAD_RUNS; run += 1) {
-      const step = await directRun(page, pages, `run${run}@example.com`);
-      if (run >= 0) perStep.push(step);
+      const email = `run${run}@example.com`;
+      const sides = [async () => agent.push(await agentRun(call, baseUrl, key, deviceId, pages, email)), async () => direct.push(await directRun(page, pages, email))];
+      if (run % 2 !== 0) sides.reverse();
+      for (const side of sides) await side();
+      if (run === -1) {
+        agent.length = 0;
+        direct.length = 0;
+      }
     }
   } finally {
     await browser.close();
     await rm(profile, { recursive: true, force: true });
   }
-  return perStep;
+  return { agent, direct };
 }
 
 /** Submit latency; each accepted task is canceled (untimed) so the slot is free again. */
@@ -235,8 +242,7 @@ async function main(): Promise<void> {
       deviceIds.push(created.body.id);
     }
 
-    const agent = await benchAgent(call, service.url, key, deviceIds[0]!, pages);
-    const direct = await benchDirect(pages);
+    const { agent, direct } = await benchPerStep(call, service.url, key, deviceIds[0]!, pages);
     const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
     const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
     // The first figure on its own at once: a later part may not finish on a saturated machine.
