@@ -194,6 +194,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
 
   return {
     wantsScreenshots: screenshots,
+    observesElements: true,
     maxCorrections: options.maxCorrections ?? 3,
     async next({ prompt, observation, history, signal, outputSchema, confirmBefore, context, vaultEntries }: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
       const rules = { outputSchema, confirmBefore, context, vaultEntries: vaultEntries ?? [] };

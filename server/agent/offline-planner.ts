@@ -14,6 +14,8 @@ import { PlannerError, type Planner, type PlannerDecision, type PlannerInput } f
 export function createOfflinePlanner(): Planner {
   return {
     wantsScreenshots: false,
+    // It carries out the prompt's own words: targets are found by the driver, never by ref.
+    observesElements: false,
     maxCorrections: 0,
     async next({ prompt, observation, history }: PlannerInput): Promise<PlannerDecision> {
       const parsed = parseInstructions(prompt);

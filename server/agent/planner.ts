@@ -51,6 +51,11 @@ export interface Planner {
   /** Whether observations handed to `next` should carry a screenshot. */
   readonly wantsScreenshots: boolean;
   /**
+   * Whether `next` reads the page's elements (a model does). Without, an observation is
+   * only the URL and title: the walk of the page that lists its elements is skipped.
+   */
+  readonly observesElements: boolean;
+  /**
    * How many bad replies or failed page actions in a row the planner may be told about and
    * retry; the next one fails the task. 0 (the offline planner, which would only repeat
    * itself) fails at the first, and also turns off loop detection: an instruction list may

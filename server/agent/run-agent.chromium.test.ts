@@ -98,6 +98,7 @@ describe('runAgent on real Chromium', () => {
       // The submit button's ref is read from what the real page reported, then scripted.
       const scripted: Planner = {
         wantsScreenshots: false,
+        observesElements: true,
         maxCorrections: planner.maxCorrections,
         async next(input) {
           if (model.requests.length === 2) {

@@ -54,6 +54,7 @@ function scriptedPlanner(actions: AgentAction[], wantsScreenshots = false): Plan
   const inputs: PlannerInput[] = [];
   return {
     wantsScreenshots,
+    observesElements: true,
     maxCorrections: 0,
     inputs,
     async next(input) {
@@ -117,6 +118,18 @@ describe('runAgent with the offline planner', () => {
       ['message', 'answer'],
     ]);
     expect(steps.at(-1)?.note).toBe(JSON.stringify({ url: FORM, title: 'Sign up' }));
+  });
+
+  it("asks the driver for the page's elements only for a planner that reads them", async () => {
+    const offline = harness({ prompt: `go to ${FORM} then scroll down` });
+    await runAgent(offline.input);
+    const observed = offline.driver.calls.filter((call) => call.method === 'observe').map((call) => call.args[0]);
+    expect(observed.length).toBeGreaterThan(1);
+    for (const options of observed) expect(options).toEqual({ screenshot: false, elements: false });
+
+    const planner = scriptedPlanner([{ kind: 'navigate', url: FORM }, { kind: 'finish', answer: 'done' }]);
+    await runAgent(harness({ planner }).input);
+    expect(planner.inputs.at(-1)?.observation.elements.length).toBeGreaterThan(0);
   });
 
   it('fails an unparsable prompt with planner_unsupported before touching the page', async () => {
@@ -236,6 +249,7 @@ describe('runAgent limits', () => {
     let plannerSignal: AbortSignal | undefined;
     const planner: Planner = {
       wantsScreenshots: false,
+      observesElements: true,
       maxCorrections: 0,
       next: ({ signal }) => {
         plannerSignal = signal;

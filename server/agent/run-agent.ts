@@ -362,7 +362,7 @@ class AgentRun {
   async #observe(): Promise<PageObservation> {
     const { driver, planner } = this.#input;
     const observed = await this.#interruption.guard(() =>
-      driver.observe(planner.wantsScreenshots ? { screenshot: true } : undefined),
+      driver.observe({ screenshot: planner.wantsScreenshots, elements: planner.observesElements }),
     );
     // The planner (a model) reads the page too: a credential the page shows back is masked for it.
     // The screenshot's base64 is left whole: a short code could occur in it by chance, and

@@ -61,6 +61,15 @@ describe('observe', () => {
     expect(observation.screenshot).toBeUndefined();
   });
 
+  it('reads only the URL and title when the elements are not wanted, and forgets earlier refs', async () => {
+    await driver.navigate(server.url('/form'));
+    const { elements } = await driver.observe();
+    const hello = elements.find((element) => element.name === 'Say hello');
+    expect(hello).toBeDefined();
+    expect(await driver.observe({ elements: false })).toEqual({ url: server.url('/form'), title: 'Form page', elements: [] });
+    await expectActionError(driver.click({ ref: hello!.ref }), 'target_not_found');
+  });
+
   it('returns a JPEG screenshot on request', async () => {
     await driver.navigate(server.url('/next'));
     const { screenshot } = await driver.observe({ screenshot: true });

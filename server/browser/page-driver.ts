@@ -136,11 +136,12 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async observe(options: { screenshot?: boolean } = {}): Promise<PageObservation> {
+  async observe(options: { screenshot?: boolean; elements?: boolean } = {}): Promise<PageObservation> {
     return this.run('target_not_found', 'observing the page', async () => {
-      const { elements, refTargets } = await this.evaluateAfterLoad(() =>
-        observeFrames(this.page, MAX_OBSERVED_ELEMENTS),
-      );
+      const { elements, refTargets } =
+        options.elements === false
+          ? { elements: [], refTargets: new Map<number, RefTarget>() }
+          : await this.evaluateAfterLoad(() => observeFrames(this.page, MAX_OBSERVED_ELEMENTS));
       this.refTargets = refTargets;
       const observation: PageObservation = {
         url: this.page.url(),

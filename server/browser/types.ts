@@ -74,7 +74,8 @@ export class ActionError extends Error {
 
 /** Drives the single page of one device. Every method throws ActionError on failure. */
 export interface PageDriver {
-  observe(options?: { screenshot?: boolean }): Promise<PageObservation>;
+  /** The page as a planner sees it; `elements: false` reads only its URL and title (no walk of the page). */
+  observe(options?: { screenshot?: boolean; elements?: boolean }): Promise<PageObservation>;
   navigate(url: string): Promise<void>;
   click(target: ActionTarget): Promise<void>;
   /**

@@ -45,10 +45,10 @@ export class FakePageDriver implements PageDriver {
     return this.calls.map((call) => call.method);
   }
 
-  observe(options?: { screenshot?: boolean }): Promise<PageObservation> {
+  observe(options?: { screenshot?: boolean; elements?: boolean }): Promise<PageObservation> {
     return this.#call('observe', [options], () => {
       const page = this.#pages[this.url];
-      const observation: PageObservation = { url: this.url, title: page?.title ?? '', elements: page?.elements ?? [] };
+      const observation: PageObservation = { url: this.url, title: page?.title ?? '', elements: options?.elements === false ? [] : (page?.elements ?? []) };
       if (options?.screenshot === true) observation.screenshot = 'ZmFrZS1zY3JlZW5zaG90';
       return observation;
     });

@@ -38,6 +38,7 @@ function fallback(): Planner & { inputs: PlannerInput[] } {
   return {
     inputs,
     wantsScreenshots: false,
+    observesElements: true,
     maxCorrections: 3,
     async next(input): Promise<PlannerDecision> {
       inputs.push(input);

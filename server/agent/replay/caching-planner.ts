@@ -36,6 +36,7 @@ export function cachingPlanner(planner: Planner, driver: PageDriver, allowedDoma
   let healing = run.entry === null || run.healing;
   return {
     wantsScreenshots: planner.wantsScreenshots,
+    observesElements: planner.observesElements,
     maxCorrections: planner.maxCorrections,
     async next(input: PlannerInput): Promise<PlannerDecision | PlannerRejection> {
       const position = replayedSteps(input.history);
