@@ -2,11 +2,10 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
-import { connectDatabase } from '../db/client';
 import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
-import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
+import { agentRun, benchTenant, FORM_TASK_STEPS, formPrompt, untilDone, type Call } from './form-task';
 import { machineLoad } from './machine-load';
 
 // `npm run bench:tasks`, through the real service in its own process with the offline planner:
@@ -20,7 +19,7 @@ import { machineLoad } from './machine-load';
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The local provider's flags (server/browser/local-provider.ts), for a fair comparison. */
 const FLAGS = ['--disable-gpu', '--disable-quic', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const STEPS = 5;
+const STEPS = FORM_TASK_STEPS;
 const OVERHEAD_RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const SUBMITS = Number(process.env.BENCH_SUBMITS ?? 200);
 const DEVICES = 10;
@@ -29,29 +28,7 @@ const PARALLEL_ROUNDS = Number(process.env.BENCH_PARALLEL_ROUNDS ?? 4);
 /** Only the per-step comparison (BENCH_PER_STEP_ONLY=1): the parts after it need a machine that is not saturated. */
 const PER_STEP_ONLY = process.env.BENCH_PER_STEP_ONLY === '1';
 
-type Call = (method: string, route: string, body?: unknown) => Promise<{ status: number; body: any }>;
-
-const formPrompt = (pages: TaskPages, email: string) =>
-  `go to ${pages.url('/form')} then type "${email}" into "Email" then click "Submit" then wait for "Welcome" then return the text of "#message"`;
-
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
-
-/** Resolves when the task's event stream sends `done`, with the terminal task. */
-async function untilDone(baseUrl: string, key: string, taskId: string): Promise<any> {
-  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, { headers: { Authorization: `Bearer ${key}` } });
-  const text = await response.text();
-  const done = /event: done\ndata: (.*)\n/.exec(text);
-  if (done === null) throw new Error(`stream of ${taskId} ended without done`);
-  return JSON.parse(done[1]!);
-}
-
-/** One run of the form task by the agent: its time per step as the service measured it (created_at → finished_at). */
-async function agentRun(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages, email: string): Promise<number> {
-  const submitted = await call('POST', `/v1/devices/${deviceId}/tasks`, { prompt: formPrompt(pages, email) });
-  const task = await untilDone(baseUrl, key, submitted.body.id);
-  if (task.status !== 'succeeded') throw new Error(`bench task ended ${task.status}: ${JSON.stringify(task.result)}`);
-  return (Date.parse(task.finished_at) - Date.parse(task.created_at)) / STEPS;
-}
 
 /** The form task's five actions, directly with puppeteer-core; returns the time per step. */
 async function directRun(page: Page, pages: TaskPages, email: string): Promise<number> {
@@ -222,18 +199,7 @@ async function main(): Promise<void> {
     OPERATOR_RATE_LIMIT_BURST: '2000',
   });
   try {
-    const database = connectDatabase(service.database.url, 2);
-    const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
-    const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
-    const scopes = ['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read'] as const;
-    const { key } = await createApiKey(database.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' });
-    await database.close();
-    const call: Call = (method, route, body) =>
-      fetch(`${service.url}${route}`, {
-        method,
-        headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const { key, spaceId, call } = await benchTenant(service);
 
     const deviceIds: string[] = [];
     for (let index = 0; index < DEVICES; index += 1) {
