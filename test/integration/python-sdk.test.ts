@@ -69,17 +69,16 @@ describe('the Python SDK', () => {
       OPERATOR_TEST_EXAMPLE_ESCALATION_PORT: String(exampleEscalationPort),
     };
     // -P: the package comes from the virtual environment, never from the working directory.
-    const pytest = await run(python, ['-P', '-m', 'pytest', path.join(SDK, 'tests'), '-p', 'no:cacheprovider', '-q', '-rfE'], { cwd: scratch, env, timeout: 540_000 }).catch(
-      (error: { stdout: string; stderr: string }) => error,
-    );
+    // mypy reads the source only: it runs while pytest waits on the service.
+    const [pytest, mypy] = await Promise.all([
+      run(python, ['-P', '-m', 'pytest', path.join(SDK, 'tests'), '-p', 'no:cacheprovider', '-q', '-rfE'], { cwd: scratch, env, timeout: 540_000 }).catch((error: { stdout: string; stderr: string }) => error),
+      run('mypy', ['--strict', '--cache-dir', path.join(scratch, 'mypy-cache'), 'browser_device_operator', 'tests', 'examples'], { cwd: SDK }).catch((error: { stdout: string; stderr: string }) => error),
+    ]);
     expect(pytest.stdout + pytest.stderr).toMatch(/^\d+ passed in /m);
     expect(pytest.stdout).not.toMatch(/failed|error|skipped/i);
     const passed = Number(/^(\d+) passed/m.exec(pytest.stdout)![1]);
     expect(passed).toBeGreaterThanOrEqual(60);
 
-    const mypy = await run('mypy', ['--strict', '--cache-dir', path.join(scratch, 'mypy-cache'), 'browser_device_operator', 'tests', 'examples'], { cwd: SDK }).catch(
-      (error: { stdout: string; stderr: string }) => error,
-    );
     expect(mypy.stdout + mypy.stderr).toMatch(/^Success: no issues found in \d+ source files/m);
   }, 600_000);
 });
