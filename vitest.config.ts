@@ -3,8 +3,7 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // Integration tests start real servers, real PostgreSQL databases and real Chromium
-// processes. Three workers on CI's two cores: the suite leaves about 40 % of two cores idle
-// with two (its tests wait on browsers, timers and sockets), and a third fills part of it.
+// processes; two workers match the two cores CI has.
 export default defineConfig({
   // Tests and examples use the SDK from its source, as the root tsconfig's paths do.
   resolve: { alias: { '@browser-device-operator/sdk': path.resolve(import.meta.dirname, 'sdk/src/index.ts') } },
@@ -12,7 +11,7 @@ export default defineConfig({
     include: ['sdk/**/*.test.ts', 'examples/**/*.test.ts', 'server/**/*.test.ts', 'db/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts', 'shared/**/*.test.ts'],
     exclude: ['node_modules', '**/node_modules/**', 'sdk/dist/**', 'e2e/**', '.data/**'],
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // The credential vault's key for every service a test starts (in process or as a child,
