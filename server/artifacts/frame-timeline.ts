@@ -108,10 +108,14 @@ export class FrameTimeline {
    * `changedAt`, once a frame produced after it came (a new document always paints; on a
    * saturated host late, and a frame reaches the recording tens of milliseconds after it
    * was produced), PAINT_WAIT_MS at most; then, when the page was still painting as the
-   * step ended (typing), once the next frame came, ACTIVE_PAINT_MS at most; when it
-   * painted and then stood still, at once. At the end, at once.
+   * step ended, once the next frame came, ACTIVE_PAINT_MS at most; when it painted and
+   * then stood still, at once. At the end, at once. `typed`: the step typed, and its last
+   * key paints after its end whatever frames came before (on a saturated host hundreds of
+   * milliseconds after): shown once a frame produced after `doneAt` came, PAINT_WAIT_MS at
+   * most.
    */
-  async shown(changedAt: number, doneAt: number): Promise<void> {
+  async shown(changedAt: number, doneAt: number, typed = false): Promise<void> {
+    if (typed) return this.#paintedAfter(doneAt, PAINT_WAIT_MS);
     const latestAt = () => this.#recent.at(-1)?.swappedAt ?? -Infinity;
     if (latestAt() <= changedAt) await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
     const latest = latestAt();

@@ -16,7 +16,7 @@ async function harness() {
   const recording: ActiveRecording = {
     stop: async () => timeline.end(),
     frameBetween: (since, until) => timeline.frameBetween(since, until),
-    shown: (changedAt, doneAt) => timeline.shown(changedAt, doneAt),
+    shown: (changedAt, doneAt, typed) => timeline.shown(changedAt, doneAt, typed),
   };
   const stored = new Map<string, string>();
   const store = { put: async (key: string, body: Buffer) => void stored.set(key, body.toString()) } as unknown as ObjectStore;
@@ -31,13 +31,13 @@ describe('StepScreenshots', () => {
   it("holds the next change until the step that changed the page has painted (a compositor late under load)", async () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
     timeline.see(frame('previous page', Date.now() - 1_000));
-    await screenshots.actionStarting(true); // the navigation
+    await screenshots.actionStarting('changes'); // the navigation
     const stepEnd = Date.now();
     screenshots.keep('navigate', stepEnd, capture);
     // The new page paints 150 ms after the step, long after the next action was ready.
     setTimeout(() => timeline.see(frame('new page', Date.now())), 150);
     const started = performance.now();
-    await screenshots.actionStarting(true); // the next click
+    await screenshots.actionStarting('changes'); // the next click
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     timeline.see(frame('clicked', Date.now() + 1));
     await recording.stop();
@@ -50,7 +50,7 @@ describe('StepScreenshots', () => {
     timeline.see(frame('page', Date.now() - 1_000));
     screenshots.keep('read', Date.now(), capture);
     const started = performance.now();
-    await screenshots.actionStarting(true);
+    await screenshots.actionStarting('changes');
     expect(performance.now() - started).toBeLessThan(100);
     timeline.see(frame('typed', Date.now() + 1));
     await recording.stop();
@@ -61,10 +61,10 @@ describe('StepScreenshots', () => {
   it('gives up waiting for a change that repaints nothing, and keeps the page as it was', async () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
     timeline.see(frame('inert page', Date.now() - 1_000));
-    await screenshots.actionStarting(true); // a click on an inert spot
+    await screenshots.actionStarting('changes'); // a click on an inert spot
     screenshots.keep('inert click', Date.now(), capture);
     const started = performance.now();
-    await screenshots.actionStarting(true);
+    await screenshots.actionStarting('changes');
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(350);
     expect(waited).toBeLessThan(2_000);
@@ -76,20 +76,36 @@ describe('StepScreenshots', () => {
   it("ends a step's picture where a wait begins, and a wait holds nothing after it", async () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
     timeline.see(frame('form', Date.now() - 1_000));
-    await screenshots.actionStarting(true); // the click
+    await screenshots.actionStarting('changes'); // the click
     timeline.see(frame('clicked', Date.now()));
     await new Promise((resolve) => setTimeout(resolve, 5));
     screenshots.keep('click', Date.now(), capture);
-    await screenshots.actionStarting(false); // wait for "Ready"
+    await screenshots.actionStarting('watches'); // wait for "Ready"
     await new Promise((resolve) => setTimeout(resolve, 5));
     timeline.see(frame('ready, painted by the page during the wait', Date.now()));
     screenshots.keep('wait', Date.now(), capture);
     const started = performance.now();
-    await screenshots.actionStarting(true); // the next type
+    await screenshots.actionStarting('changes'); // the next type
     expect(performance.now() - started).toBeLessThan(100);
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('click')).toBe('clicked');
     expect(stored.get('wait')).toBe('ready, painted by the page during the wait');
+  });
+
+  it("holds the next action until a typing step's last key painted, after a page that looked still", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('empty field', Date.now() - 1_000));
+    await screenshots.actionStarting('types');
+    timeline.see(frame('all keys but the last', Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    screenshots.keep('type', Date.now(), capture);
+    // Under load the last key paints 250 ms after the step's end.
+    setTimeout(() => timeline.see(frame('every key', Date.now())), 250);
+    await screenshots.actionStarting('watches');
+    timeline.see(frame('waited', Date.now() + 1));
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('type')).toBe('every key');
   });
 });

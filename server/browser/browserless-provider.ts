@@ -42,6 +42,13 @@ const PROBE_TIMEOUT_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** Saving the state on close must not hold a sleep or a shutdown for long; past this the previous save stays. */
 const STATE_SAVE_TIMEOUT_MS = 10_000;
+/**
+ * How long a close waits for browserless to count the browser out of its pool: it closes a
+ * browser a moment after its last client left, and a launch meanwhile would find the pool
+ * full.
+ */
+const REMOTE_CLOSE_TIMEOUT_MS = 5_000;
+const REMOTE_CLOSE_POLL_MS = 50;
 /** The keeper's own start (Node loading it) on top of its connection's handshake. */
 const KEEPER_START_MARGIN_MS = 10_000;
 const VIEWPORT = { width: 1280, height: 800 };
@@ -207,6 +214,9 @@ export class BrowserlessProvider implements BrowserProvider {
         // The keeper leaves the browser (browserless closes it with its last client) and
         // exits, which ends puppeteer's connection too.
         await connection.closeBrowser();
+        // Closed once the remote pool has room again: a delete followed by a create finds it.
+        const remoteBrowserId = location === null ? null : (parseRemoteLocation(location)?.browserId ?? null);
+        if (remoteBrowserId !== null) await untilRemoteBrowserGone(new URL(this.options.endpoint), remoteBrowserId);
       },
       detach: async () => {
         this.running.delete(handle);
@@ -326,18 +336,37 @@ function joinEndpoint(endpoint: string, browserId: string): string {
  * gives the two different ids.
  */
 async function findRemoteBrowserId(endpoint: URL, trackingId: string): Promise<string | null> {
+  return (await remoteBrowserIds(endpoint, trackingId))?.[0] ?? null;
+}
+
+/** Resolves once browserless no longer lists the browser `browserId`, REMOTE_CLOSE_TIMEOUT_MS at most. */
+async function untilRemoteBrowserGone(endpoint: URL, browserId: string): Promise<void> {
+  const deadline = Date.now() + REMOTE_CLOSE_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const listed = await remoteBrowserIds(endpoint, null);
+    if (listed === null || !listed.includes(browserId)) return;
+    await sleep(REMOTE_CLOSE_POLL_MS, undefined, { ref: false });
+  }
+}
+
+/**
+ * The /devtools/browser/<id> ids of the browsers browserless's /sessions lists (those of
+ * the connection named `trackingId` only, when given); null when it cannot be told.
+ */
+async function remoteBrowserIds(endpoint: URL, trackingId: string | null): Promise<string[] | null> {
   const url = new URL(httpUrl(endpoint, '/sessions'));
-  url.searchParams.set('trackingId', trackingId);
+  if (trackingId !== null) url.searchParams.set('trackingId', trackingId);
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS * 5) });
     if (!response.ok) return null;
     const sessions = (await response.json()) as Array<{ browserWSEndpoint?: unknown }>;
+    const ids: string[] = [];
     for (const session of sessions) {
       if (typeof session.browserWSEndpoint !== 'string') continue;
       const id = new URL(session.browserWSEndpoint).pathname.split('/').filter(Boolean).pop();
-      if (id !== undefined) return id;
+      if (id !== undefined) ids.push(id);
     }
-    return null;
+    return ids;
   } catch {
     return null;
   }

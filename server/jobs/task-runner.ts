@@ -254,9 +254,9 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     let driver: PageDriver;
     try {
       // Past the gate an action starts: the pictures of the steps before it end there.
-      driver = gatedPageDriver(await browser.page(), async (changesPage) => {
+      driver = gatedPageDriver(await browser.page(), async (effect) => {
         await beforeAction();
-        await screenshots.actionStarting(changesPage);
+        await screenshots.actionStarting(effect);
       });
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.
