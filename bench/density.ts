@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { freemem, tmpdir, totalmem } from 'node:os';
-import path from 'node:path';
-import { machineDescription, startServiceProcess } from '../test/support/service-process';
-import { startTaskPages, type TaskPages } from '../test/support/task-pages';
-import { agentRun, benchTenant, type Call } from './form-task';
+import { freemem, totalmem } from 'node:os';
+import { machineDescription } from '../test/support/service-process';
+import type { TaskPages } from '../test/support/task-pages';
+import { agentRun, runTaskBench, type Call } from './form-task';
 import { machineLoad } from './machine-load';
 
 // `npm run bench:density`: how many devices one host holds before the five-step form task's
@@ -52,67 +50,42 @@ function record(levels: Level[], devices: number, perStepMs: number): boolean {
   return ofFirst < 2;
 }
 
-async function main(): Promise<void> {
-  const loadBefore = await machineLoad();
-  const pages = await startTaskPages();
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-density-'));
-  const capacity = MAX_IDLE + MAX_RUNNING + 2;
-  const service = await startServiceProcess({
-    OPERATOR_DATA_DIR: dataDir,
-    OPERATOR_MAX_BROWSERS: String(capacity),
-    OPERATOR_TASK_WORKERS: String(MAX_RUNNING + 2),
-    // The task pages are served on loopback, which the egress policy closes by default.
-    OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
-    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
-    OPERATOR_RATE_LIMIT_BURST: '2000',
-  });
-  try {
-    const { key, spaceId, call } = await benchTenant(service);
-
-    const running: Level[] = [];
-    const devices: string[] = [];
-    for (let count = 1; count <= MAX_RUNNING; count += 1) {
-      devices.push(await newDevice(call, spaceId));
-      if (!record(running, count, await perStepOf(call, service.url, key, devices, pages))) break;
-    }
-    for (const device of devices) await call('DELETE', `/v1/devices/${device}`);
-
-    const idle: Level[] = [];
-    const worker = await newDevice(call, spaceId);
-    const idleDevices: string[] = [];
-    const memoryBefore = totalmem() - freemem();
-    for (;;) {
-      if (!record(idle, idleDevices.length, await perStepOf(call, service.url, key, [worker], pages))) break;
-      if (idleDevices.length + IDLE_STEP > MAX_IDLE) break;
-      for (let index = 0; index < IDLE_STEP; index += 1) idleDevices.push(await newDevice(call, spaceId));
-    }
-    const memoryPerIdleMiB = idleDevices.length === 0 ? null : Math.round((totalmem() - freemem() - memoryBefore) / idleDevices.length / 2 ** 20);
-
-    console.log(
-      JSON.stringify(
-        {
-          machine: machineDescription(),
-          load: { before: loadBefore, after: await machineLoad() },
-          rounds: ROUNDS,
-          running,
-          runningBeforeDoubling: running.filter((level) => level.ofFirst < 2).at(-1)?.devices ?? 0,
-          idle,
-          idleBeforeDoubling: idle.filter((level) => level.ofFirst < 2).at(-1)?.devices ?? 0,
-          idleCapped: idle.every((level) => level.ofFirst < 2),
-          hostMemoryPerIdleDeviceMiB: memoryPerIdleMiB,
-        },
-        null,
-        2,
-      ),
-    );
-  } finally {
-    await service.stop();
-    await pages.close();
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+const capacity = MAX_IDLE + MAX_RUNNING + 2;
+runTaskBench('density', { OPERATOR_MAX_BROWSERS: String(capacity), OPERATOR_TASK_WORKERS: String(MAX_RUNNING + 2) }, async ({ loadBefore, service, pages, key, spaceId, call }) => {
+  const running: Level[] = [];
+  const devices: string[] = [];
+  for (let count = 1; count <= MAX_RUNNING; count += 1) {
+    devices.push(await newDevice(call, spaceId));
+    if (!record(running, count, await perStepOf(call, service.url, key, devices, pages))) break;
   }
-}
+  for (const device of devices) await call('DELETE', `/v1/devices/${device}`);
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
+  const idle: Level[] = [];
+  const worker = await newDevice(call, spaceId);
+  const idleDevices: string[] = [];
+  const memoryBefore = totalmem() - freemem();
+  for (;;) {
+    if (!record(idle, idleDevices.length, await perStepOf(call, service.url, key, [worker], pages))) break;
+    if (idleDevices.length + IDLE_STEP > MAX_IDLE) break;
+    for (let index = 0; index < IDLE_STEP; index += 1) idleDevices.push(await newDevice(call, spaceId));
+  }
+  const memoryPerIdleMiB = idleDevices.length === 0 ? null : Math.round((totalmem() - freemem() - memoryBefore) / idleDevices.length / 2 ** 20);
+
+  console.log(
+    JSON.stringify(
+      {
+        machine: machineDescription(),
+        load: { before: loadBefore, after: await machineLoad() },
+        rounds: ROUNDS,
+        running,
+        runningBeforeDoubling: running.filter((level) => level.ofFirst < 2).at(-1)?.devices ?? 0,
+        idle,
+        idleBeforeDoubling: idle.filter((level) => level.ofFirst < 2).at(-1)?.devices ?? 0,
+        idleCapped: idle.every((level) => level.ofFirst < 2),
+        hostMemoryPerIdleDeviceMiB: memoryPerIdleMiB,
+      },
+      null,
+      2,
+    ),
+  );
 });

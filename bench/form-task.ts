@@ -1,7 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { connectDatabase } from '../db/client';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
-import type { ServiceProcess } from '../test/support/service-process';
-import type { TaskPages } from '../test/support/task-pages';
+import { startServiceProcess, type ServiceProcess } from '../test/support/service-process';
+import { startTaskPages, type TaskPages } from '../test/support/task-pages';
+import { machineLoad, type MachineLoad } from './machine-load';
 
 // The five-step form task the task benchmarks run (bench:tasks, bench:density), through
 // the service's API with the offline planner.
@@ -48,4 +52,48 @@ export async function benchTenant(service: ServiceProcess): Promise<{ key: strin
   } finally {
     await database.close();
   }
+}
+
+/** What a task benchmark runs against: the service in its own process, the task pages, and a tenant. */
+export interface BenchService {
+  /** The machine's load before anything of the benchmark started. */
+  loadBefore: MachineLoad;
+  service: ServiceProcess;
+  pages: TaskPages;
+  key: string;
+  spaceId: string;
+  call: Call;
+}
+
+/**
+ * Runs `bench` as a benchmark's main: against a service started in its own process with
+ * `env` (on a data directory of its own; loopback pages allowed, rate limits out of the
+ * way), the task pages and a tenant; everything is stopped and removed after. A failure
+ * is printed and exits 1.
+ */
+export function runTaskBench(name: string, env: Record<string, string>, bench: (context: BenchService) => Promise<void>): void {
+  (async () => {
+    const loadBefore = await machineLoad();
+    const pages = await startTaskPages();
+    const dataDir = await mkdtemp(path.join(tmpdir(), `bench-${name}-`));
+    const service = await startServiceProcess({
+      OPERATOR_DATA_DIR: dataDir,
+      // The task pages are served on loopback, which the egress policy closes by default.
+      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+      OPERATOR_RATE_LIMIT_BURST: '2000',
+      ...env,
+    });
+    try {
+      await bench({ loadBefore, service, pages, ...(await benchTenant(service)) });
+    } finally {
+      await service.stop();
+      await pages.close();
+      // Chromium may still be flushing its profile for a moment after the service exits.
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    }
+  })().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
 }

@@ -22,11 +22,16 @@ function cpuTimes(): { total: number; idle: number } {
   return { total: fields.reduce((sum, value) => sum + value, 0), idle };
 }
 
+export interface MachineLoad {
+  loadAverage1m: number;
+  cpuBusy: number;
+}
+
 /**
  * The machine's load as a benchmark reports it beside its figures: the 1-minute load
  * average and how busy the CPUs were over the last `ms` (cpuBusyFraction), at one moment.
  */
-export async function machineLoad(ms = 2_000): Promise<{ loadAverage1m: number; cpuBusy: number }> {
+export async function machineLoad(ms = 2_000): Promise<MachineLoad> {
   const cpuBusy = await cpuBusyFraction(ms);
   return { loadAverage1m: Number(loadavg()[0]!.toFixed(2)), cpuBusy: Number(cpuBusy.toFixed(2)) };
 }

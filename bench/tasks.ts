@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
-import { machineDescription, percentile, startServiceProcess } from '../test/support/service-process';
-import { startTaskPages, type TaskPages } from '../test/support/task-pages';
-import { agentRun, benchTenant, FORM_TASK_STEPS, formPrompt, untilDone, type Call } from './form-task';
+import { machineDescription, percentile } from '../test/support/service-process';
+import type { TaskPages } from '../test/support/task-pages';
+import { agentRun, FORM_TASK_STEPS, formPrompt, runTaskBench, untilDone, type Call } from './form-task';
 import { machineLoad } from './machine-load';
 
 // `npm run bench:tasks`, through the real service in its own process with the offline planner:
@@ -184,74 +184,47 @@ async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceId
   };
 }
 
-async function main(): Promise<void> {
-  const loadBefore = await machineLoad();
-  const pages = await startTaskPages();
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-tasks-'));
-  const service = await startServiceProcess({
-    OPERATOR_DATA_DIR: dataDir,
-    CHROMIUM_PATH,
-    OPERATOR_MAX_BROWSERS: '20',
-    OPERATOR_TASK_WORKERS: '20',
-    // The task pages are served on loopback, which the egress policy closes by default.
-    OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
-    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
-    OPERATOR_RATE_LIMIT_BURST: '2000',
-  });
-  try {
-    const { key, spaceId, call } = await benchTenant(service);
-
-    const deviceIds: string[] = [];
-    for (let index = 0; index < DEVICES; index += 1) {
-      const created = await call('POST', '/v1/devices', { space_id: spaceId });
-      if (created.status !== 201) throw new Error(`device create answered ${created.status}`);
-      deviceIds.push(created.body.id);
-    }
-
-    const { agent, direct } = await benchPerStep(call, service.url, key, deviceIds[0]!, pages);
-    const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
-    const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
-    // The first figure on its own at once: a later part may not finish on a saturated machine.
-    console.error(JSON.stringify({ perStep: { agentMeanMs: round(agentMean), directPuppeteerMeanMs: round(directMean), ratio: round(agentMean / directMean, 2) }, load: await machineLoad(500) }));
-    if (PER_STEP_ONLY) return;
-    const submit = await benchSubmit(call, deviceIds);
-    const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
-    const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages);
-    const load = { before: loadBefore, after: await machineLoad() };
-
-    console.log(
-      JSON.stringify(
-        {
-          machine: machineDescription(),
-          chromium: CHROMIUM_PATH,
-          load,
-          perStep: {
-            steps: STEPS,
-            runs: OVERHEAD_RUNS,
-            agentMeanMs: round(agentMean),
-            agentP50Ms: round(percentile([...agent].sort((a, b) => a - b), 50)),
-            directPuppeteerMeanMs: round(directMean),
-            directPuppeteerP50Ms: round(percentile([...direct].sort((a, b) => a - b), 50)),
-            ratio: round(agentMean / directMean, 2),
-          },
-          submit: { count: SUBMITS, p50Ms: round(percentile(submit, 50)), p99Ms: round(percentile(submit, 99)) },
-          throughput,
-          tenAtOnce,
-          goals: { perStepRatioAtMost: 1.5, tenAtOnceMet: tenAtOnce.perStepRatio <= 1.5 },
-        },
-        null,
-        2,
-      ),
-    );
-  } finally {
-    await service.stop();
-    await pages.close();
-    // Chromium may still be flushing its profile for a moment after the service exits.
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+runTaskBench('tasks', { CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '20', OPERATOR_TASK_WORKERS: '20' }, async ({ loadBefore, service, pages, key, spaceId, call }) => {
+  const deviceIds: string[] = [];
+  for (let index = 0; index < DEVICES; index += 1) {
+    const created = await call('POST', '/v1/devices', { space_id: spaceId });
+    if (created.status !== 201) throw new Error(`device create answered ${created.status}`);
+    deviceIds.push(created.body.id);
   }
-}
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
+  const { agent, direct } = await benchPerStep(call, service.url, key, deviceIds[0]!, pages);
+  const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
+  const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
+  // The first figure on its own at once: a later part may not finish on a saturated machine.
+  console.error(JSON.stringify({ perStep: { agentMeanMs: round(agentMean), directPuppeteerMeanMs: round(directMean), ratio: round(agentMean / directMean, 2) }, load: await machineLoad(500) }));
+  if (PER_STEP_ONLY) return;
+  const submit = await benchSubmit(call, deviceIds);
+  const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
+  const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages);
+  const load = { before: loadBefore, after: await machineLoad() };
+
+  console.log(
+    JSON.stringify(
+      {
+        machine: machineDescription(),
+        chromium: CHROMIUM_PATH,
+        load,
+        perStep: {
+          steps: STEPS,
+          runs: OVERHEAD_RUNS,
+          agentMeanMs: round(agentMean),
+          agentP50Ms: round(percentile([...agent].sort((a, b) => a - b), 50)),
+          directPuppeteerMeanMs: round(directMean),
+          directPuppeteerP50Ms: round(percentile([...direct].sort((a, b) => a - b), 50)),
+          ratio: round(agentMean / directMean, 2),
+        },
+        submit: { count: SUBMITS, p50Ms: round(percentile(submit, 50)), p99Ms: round(percentile(submit, 99)) },
+        throughput,
+        tenAtOnce,
+        goals: { perStepRatioAtMost: 1.5, tenAtOnceMet: tenAtOnce.perStepRatio <= 1.5 },
+      },
+      null,
+      2,
+    ),
+  );
 });
