@@ -160,10 +160,17 @@ describe('PeriodicTimer', () => {
 
   it('does not keep the process alive', () => {
     const timer = new PeriodicTimer(INTERVAL_MS, () => undefined, () => undefined);
+    // Node's own setTimeout: a spy of the fake one outlives the fake timers, stalling the
+    // next test file the worker runs.
+    vi.useRealTimers();
     const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
-    timer.start();
-    const handle = setTimeoutSpy.mock.results[0]!.value as NodeJS.Timeout;
-    expect(handle.hasRef()).toBe(false);
-    void timer.stop();
+    try {
+      timer.start();
+      const handle = setTimeoutSpy.mock.results[0]!.value as NodeJS.Timeout;
+      expect(handle.hasRef()).toBe(false);
+    } finally {
+      setTimeoutSpy.mockRestore();
+      void timer.stop();
+    }
   });
 });
