@@ -45,7 +45,11 @@ function closedSentence(reason: string): string {
  */
 export function LiveView({ session, controlling, label, onEnded }: { session: LiveSession | null; controlling: boolean; label: string; onEnded?: (reason: string) => void }) {
   const [frame, setFrame] = useState<Frame | null>(null);
-  const [state, setState] = useState<LiveState>('connecting');
+  // A state belongs to the session whose socket reported it: when the session changes (a
+  // takeover mints a control session), the view is connecting again until the new socket
+  // is ready, never "Taken over" on the old socket's word while input would be dropped.
+  const [status, setStatus] = useState<{ session: LiveSession | null; state: LiveState }>({ session: null, state: 'connecting' });
+  const state: LiveState = status.session === session || session === null ? status.state : 'connecting';
   const [error, setError] = useState<string | null>(null);
   const [focused, setFocused] = useState(false);
   const socketRef = useRef<WebSocket | null>(null);
@@ -58,6 +62,7 @@ export function LiveView({ session, controlling, label, onEnded }: { session: Li
 
   useEffect(() => {
     if (session === null) return;
+    const setState = (next: LiveState) => setStatus({ session, state: next });
     setState('connecting');
     setError(null);
     let stopped = false;
