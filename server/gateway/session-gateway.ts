@@ -143,7 +143,7 @@ export class SessionGateway extends DeviceSocketGateway<'session_token'> {
     if (!this.#stillLive(connection)) return;
     const parsed = isBinary ? null : ClientMessageSchema.safeParse(parseJson(data.toString()));
     if (parsed === null || !parsed.success) return refuse(connection, 'invalid_message', 'Messages are JSON {"type": "input", "input": {...}}.');
-    const refusal = await this.#control.inputRefusal(connection.session);
+    const refusal = (await this.#control.inputRefusal(connection.session)) === null ? null : await this.#inputRefusalNow(connection);
     if (refusal !== null) return refuse(connection, 'input_not_allowed', refusal);
     try {
       await connection.view.input(parsed.data.input);
@@ -151,6 +151,19 @@ export class SessionGateway extends DeviceSocketGateway<'session_token'> {
       if (error instanceof InvalidLiveInputError) return refuse(connection, 'invalid_input', 'The page cannot take this input.');
       this.#end(connection, CLOSE.deviceNotReady);
     }
+  }
+
+  /**
+   * Why the session may not send input, from its row read again: the row the connection
+   * holds may predate a takeover its client was just answered (the change's notice is
+   * still on its way), and the input that follows the answer must not be refused.
+   */
+  async #inputRefusalNow(connection: Connection): Promise<string | null> {
+    if (connection.session.mode === 'control') {
+      const row = await currentSession(this.services.db, connection.session.id);
+      if (row !== null) connection.session = row;
+    }
+    return this.#control.inputRefusal(connection.session);
   }
 
   /** The per-message liveness check; a dead session or browser closes the socket. */

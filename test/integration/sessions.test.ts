@@ -315,6 +315,25 @@ describe('takeover and release', () => {
     }
   });
 
+  it('takes input sent the moment a takeover is answered, on a socket opened before it, though the change has not reached the gateway', async () => {
+    const device = await newDevice();
+    const control = await mint(device, { mode: 'control' });
+    const task = await taskAtTheWall(device);
+    const open = await connect(control, protocolsFor(control));
+    await open.next((message) => message.type === 'frame');
+    // The session as a takeover leaves it, written without the notice the gateway re-reads
+    // sessions on: as when the answer reaches the client before the notice reaches the gateway.
+    await test.service.services.db
+      .update(sessions)
+      .set({ holdTaskId: parsePublicId('task', task)!, holdExpiresAt: new Date(Date.now() + 60_000) })
+      .where(eq(sessions.id, parsePublicId('session', control.id)!));
+    open.socket.send(JSON.stringify({ type: 'input', input: { kind: 'click', x: 150, y: 60 } }));
+    // The click unlocks the page, and the agent, waiting for that, finishes.
+    expect(await waitForTaskEnd(api, task)).toMatchObject({ status: 'succeeded', result: 'Unlocked' });
+    expect(open.messages.filter((message) => message.type === 'error')).toEqual([]);
+    open.socket.close();
+  });
+
   it('resumes the task by itself when the hold lapses', async () => {
     const device = await newDevice();
     const control = await mint(device, { mode: 'control' });
