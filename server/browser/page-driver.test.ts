@@ -159,6 +159,13 @@ describe('type', () => {
   it('reports target_not_found for a field that does not exist', async () => {
     await expectActionError(driver.type('x', 'Favourite colour'), 'target_not_found');
   });
+
+  it('waits for a field and a button that the page draws after it loaded', async () => {
+    await driver.navigate(server.url('/drawn-later'));
+    await driver.type('1234', 'Access code');
+    await driver.click('Go');
+    expect((await driver.observe({ elements: false })).title).toBe('1234');
+  });
 });
 
 describe('keys, scrolling, text', () => {

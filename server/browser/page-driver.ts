@@ -52,6 +52,12 @@ import {
 const NAVIGATION_TIMEOUT_MS = 30_000;
 /** How long after a click or key press a navigation may start and still be awaited. */
 const NAVIGATION_START_GRACE_MS = 300;
+/**
+ * How long a target named by text or selector may take to appear: a page that renders its
+ * form with JavaScript after it loaded (a single-page app) shows it a moment later.
+ */
+const TARGET_APPEAR_MS = 2_000;
+const TARGET_POLL_MS = 100;
 
 const SCREENSHOT_QUALITY = 60;
 
@@ -435,11 +441,19 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   private async resolve(target: ActionTarget, purpose: 'click' | 'field'): Promise<ElementHandle<Element>> {
-    const element = await this.evaluateAfterLoad(() => {
-      if (typeof target !== 'string') return elementByRef(this.refTargets.get(target.ref));
-      const script = purpose === 'click' ? FIND_CLICK_TARGET_SCRIPT : FIND_FIELD_SCRIPT;
-      return findInFrames(this.page, script, target);
-    });
+    const find = () =>
+      this.evaluateAfterLoad(() => {
+        if (typeof target !== 'string') return elementByRef(this.refTargets.get(target.ref));
+        const script = purpose === 'click' ? FIND_CLICK_TARGET_SCRIPT : FIND_FIELD_SCRIPT;
+        return findInFrames(this.page, script, target);
+      });
+    let element = await find();
+    // A ref names an element observed already: it does not come back later.
+    const appearsBy = Date.now() + TARGET_APPEAR_MS;
+    while (element === null && typeof target === 'string' && Date.now() < appearsBy && this.isAlive()) {
+      await delay(TARGET_POLL_MS);
+      element = await find();
+    }
     if (element === null) {
       const hint = typeof target === 'string' ? '' : ' (observe the page again for current refs)';
       throw new ActionError('target_not_found', `${describeTarget(target)} is not on the page${hint}`);

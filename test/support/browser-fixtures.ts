@@ -39,6 +39,11 @@ interface RouteResponse {
 type Route = (request: http.IncomingMessage, port: number) => RouteResponse;
 
 const PAGES: Record<string, Route> = {
+  // A form drawn by script a moment after the page loaded, as a single-page app draws it.
+  '/drawn-later': () => ({
+    body: `<!doctype html><title>Drawn later</title><main id="app"></main>
+      <script>setTimeout(() => { document.getElementById('app').innerHTML = '<label>Access code <input id="code"></label><button onclick="document.title = document.getElementById(\\'code\\').value">Go</button>'; }, 600);</script>`,
+  }),
   '/form': () => ({
     body: `<!doctype html><title>Form page</title>
       <h1>Sign up</h1>
