@@ -58,6 +58,10 @@ const NAVIGATION_START_GRACE_MS = 300;
  */
 const TARGET_APPEAR_MS = 2_000;
 const TARGET_POLL_MS = 100;
+/** Longest untilPainted() waits for the page's next two animation frames. */
+const PAINT_SETTLE_MS = 500;
+/** A string, not a function: code for the page is never compiled by tsx (docs/architecture.md). */
+const PAINTED_EXPRESSION = 'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))';
 
 const SCREENSHOT_QUALITY = 60;
 
@@ -241,6 +245,7 @@ export class PuppeteerPageDriver implements PageDriver {
         if (options.secret === true) await field.evaluate(MASK_FIELD_FUNCTION);
         await field.focus();
         await this.page.keyboard.type(text);
+        await this.untilPainted();
       } finally {
         await field.dispose();
       }
@@ -438,6 +443,18 @@ export class PuppeteerPageDriver implements PageDriver {
       this.navigationRequestListeners.delete(onStart);
       this.blockedNavigationListeners.delete(onBlocked);
     }
+  }
+
+  /**
+   * Resolves once the page has produced the frame that shows what it took so far (two
+   * animation frames: the input is handled before the first, and the frame it painted is
+   * out by the second), PAINT_SETTLE_MS at most (a hidden page runs no animation frames).
+   * A key's event is answered before it is painted, so without this a step that typed
+   * ended before its last keys showed, and its picture (a screencast frame) missed them.
+   */
+  private async untilPainted(): Promise<void> {
+    const painted = this.page.evaluate(PAINTED_EXPRESSION).catch(() => undefined);
+    await Promise.race([painted, delay(PAINT_SETTLE_MS)]);
   }
 
   private async resolve(target: ActionTarget, purpose: 'click' | 'field'): Promise<ElementHandle<Element>> {
