@@ -109,13 +109,10 @@ export class FrameTimeline {
    * saturated host late, and a frame reaches the recording tens of milliseconds after it
    * was produced), PAINT_WAIT_MS at most; then, when the page was still painting as the
    * step ended, once the next frame came, ACTIVE_PAINT_MS at most; when it painted and
-   * then stood still, at once. At the end, at once. `typed`: the step typed, and its last
-   * key paints after its end whatever frames came before (on a saturated host hundreds of
-   * milliseconds after): shown once a frame produced after `doneAt` came, PAINT_WAIT_MS at
-   * most.
+   * then stood still, at once. At the end, at once. (A typing step ends only once the page
+   * painted its last key: PageDriver.type.)
    */
-  async shown(changedAt: number, doneAt: number, typed = false): Promise<void> {
-    if (typed) return this.#paintedAfter(doneAt, PAINT_WAIT_MS);
+  async shown(changedAt: number, doneAt: number): Promise<void> {
     const latestAt = () => this.#recent.at(-1)?.swappedAt ?? -Infinity;
     if (latestAt() <= changedAt) await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
     const latest = latestAt();

@@ -154,7 +154,7 @@ export class Recorder {
         return stopping;
       },
       frameBetween: (since, until) => timeline.frameBetween(since, until),
-      shown: (changedAt, doneAt, typed) => timeline.shown(changedAt, doneAt, typed),
+      shown: (changedAt, doneAt) => timeline.shown(changedAt, doneAt),
     };
     this.#active.add(active);
     return active;

@@ -13,9 +13,9 @@ export interface StepScreenshotsDeps {
 
 /**
  * What an action does to the page's pictures: a wait only watches; a change may repaint
- * (a click on an inert spot does not); typing repaints with its last key, after its end.
+ * (a click on an inert spot does not).
  */
-export type PageEffect = 'watches' | 'changes' | 'types';
+export type PageEffect = 'watches' | 'changes';
 
 // A capture is given up past this: a hung page must not keep a run's end waiting.
 const CAPTURE_TIMEOUT_MS = 5_000;
@@ -36,9 +36,9 @@ export class StepScreenshots {
   readonly #deps: StepScreenshotsDeps;
   readonly #pending = new Set<Promise<void>>();
   /** The steps whose next change of the page has not started yet: told when it does. */
-  #awaitingNextAction: Array<{ since: number; change: PageChange | null; tell: (at: number) => void }> = [];
-  /** The last change of the page since the last step was kept: that step's effect. */
-  #change: PageChange | null = null;
+  #awaitingNextAction: Array<{ since: number; changedAt: number | null; tell: (at: number) => void }> = [];
+  /** When the last change of the page since the last step was kept started: that step's effect. */
+  #changedAt: number | null = null;
   /** The recording, once it runs: a step's window of frames opens as the step is kept. */
   #recording: ActiveRecording | null = null;
 
@@ -53,9 +53,9 @@ export class StepScreenshots {
    * for a step the recording has no frame for (it could not start).
    */
   keep(key: string, since: number, capture: () => Promise<Buffer>): void {
-    const change = this.#change;
-    this.#change = null;
-    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, change, tell }));
+    const changedAt = this.#changedAt;
+    this.#changedAt = null;
+    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, changedAt, tell }));
     const recording = this.#recording;
     const picture = recording !== null ? recording.frameBetween(since, nextAction) : this.#deps.recording.then((started) => started.frameBetween(since, nextAction));
     const kept = this.#keep(key, picture, capture).finally(() => this.#pending.delete(kept));
@@ -71,11 +71,10 @@ export class StepScreenshots {
     const awaiting = this.#awaitingNextAction;
     this.#awaitingNextAction = [];
     // Only the latest step that changed the page can have an effect still to paint.
-    const changed = awaiting.findLast((step) => step.change !== null);
-    const change = changed?.change;
-    if (changed !== undefined && change != null) await (await this.#deps.recording).shown(change.at, changed.since, change.typed);
+    const changed = awaiting.findLast((step) => step.changedAt !== null);
+    if (changed?.changedAt != null) await (await this.#deps.recording).shown(changed.changedAt, changed.since);
     const at = Date.now();
-    if (effect !== 'watches') this.#change = { at, typed: effect === 'types' };
+    if (effect !== 'watches') this.#changedAt = at;
     for (const step of awaiting) step.tell(at);
   }
 
@@ -100,12 +99,6 @@ export class StepScreenshots {
       await this.#deps.forget(key).catch((forgetError: unknown) => log.error({ err: forgetError, key }, 'could not unlink a step from its missing screenshot'));
     }
   }
-}
-
-/** A change of the page an action started: when, and whether it typed. */
-interface PageChange {
-  at: number;
-  typed: boolean;
 }
 
 /** The promise's value, or null once `ms` passed. */
