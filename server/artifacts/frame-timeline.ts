@@ -1,20 +1,17 @@
 import type { LiveFrame } from '../browser';
 
 // A frame produced just before a moment reaches the recorder a little after it (encoding,
-// the DevTools connection): how long frameBetween() still waits for one.
-const FRAME_IN_FLIGHT_MS = 50;
+// the DevTools connection; 15 to 45 ms on a quiet host, more on a busy one): how long
+// frameBetween() still waits for one. It holds only the picture, never the next action:
+// the last key of a typing step is painted before its end and may arrive after the next
+// action started.
+const FRAME_IN_FLIGHT_MS = 150;
 
 // How long shown() waits for the first frame of a change that painted nothing yet. A new
 // document paints within a frame or two of its load on a quiet host; on a saturated one the
 // compositor can take hundreds of milliseconds. A change that repaints nothing at all (a
 // click on an inert spot) costs this much, once.
 const PAINT_WAIT_MS = 400;
-
-// A page that painted this recently before a step's end is still painting (keys typed one
-// by one): the next frame is the step's last effect. It is produced a frame interval or two
-// after the step's end and reaches the recording 15 to 45 ms after that on a quiet host;
-// the wait ends as it comes, and lasts this long only when no frame follows.
-const ACTIVE_PAINT_MS = 150;
 
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
 // and a step's window is decided within moments of its end.
@@ -103,21 +100,15 @@ export class FrameTimeline {
   }
 
   /**
-   * Resolves once the page shows what was done from `changedAt` to `doneAt` (a step that
-   * changed the page), as far as frames can tell: when nothing was painted since
-   * `changedAt`, once a frame produced after it came (a new document always paints; on a
-   * saturated host late, and a frame reaches the recording tens of milliseconds after it
-   * was produced), PAINT_WAIT_MS at most; then, when the page was still painting as the
-   * step ended, once the next frame came, ACTIVE_PAINT_MS at most; when it painted and
-   * then stood still, at once. At the end, at once. (A typing step ends only once the page
-   * painted its last key: PageDriver.type.)
+   * Resolves once a frame the page produced after `changedAt` (the start of an action that
+   * changed it) has been seen: at once when one was; otherwise once one comes (a frame
+   * reaches the recording tens of milliseconds after it was produced, and on a saturated
+   * host the compositor is late), PAINT_WAIT_MS at most (a change may repaint nothing).
+   * At the end, at once. The action itself ended only once the page had painted its
+   * effect (PageDriver), so frames produced after its end are no longer its own.
    */
-  async shown(changedAt: number, doneAt: number): Promise<void> {
-    const latestAt = () => this.#recent.at(-1)?.swappedAt ?? -Infinity;
-    if (latestAt() <= changedAt) await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
-    const latest = latestAt();
-    if (this.#ended || latest <= changedAt || latest > doneAt || latest < doneAt - ACTIVE_PAINT_MS) return;
-    await this.#paintedAfter(doneAt, ACTIVE_PAINT_MS);
+  shown(changedAt: number): Promise<void> {
+    return this.#paintedAfter(changedAt, PAINT_WAIT_MS);
   }
 
   /** Resolves once a frame produced after `since` has been seen, after `timeoutMs`, or at the end. */

@@ -154,7 +154,7 @@ export class Recorder {
         return stopping;
       },
       frameBetween: (since, until) => timeline.frameBetween(since, until),
-      shown: (changedAt, doneAt) => timeline.shown(changedAt, doneAt),
+      shown: (changedAt) => timeline.shown(changedAt),
     };
     this.#active.add(active);
     return active;

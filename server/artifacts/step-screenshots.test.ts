@@ -16,7 +16,7 @@ async function harness() {
   const recording: ActiveRecording = {
     stop: async () => timeline.end(),
     frameBetween: (since, until) => timeline.frameBetween(since, until),
-    shown: (changedAt, doneAt) => timeline.shown(changedAt, doneAt),
+    shown: (changedAt) => timeline.shown(changedAt),
   };
   const stored = new Map<string, string>();
   const store = { put: async (key: string, body: Buffer) => void stored.set(key, body.toString()) } as unknown as ObjectStore;
@@ -43,6 +43,25 @@ describe('StepScreenshots', () => {
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('navigate')).toBe('new page');
+  });
+
+  it("holds nothing once the step painted: its picture is its last frame, arriving after the next action started", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('empty field', Date.now() - 1_000));
+    await screenshots.actionStarting('changes'); // typing
+    timeline.see(frame('first keys', Date.now() + 1));
+    const lastKeyAt = Date.now() + 5;
+    screenshots.keep('type', lastKeyAt + 5, capture);
+    const started = performance.now();
+    await screenshots.actionStarting('changes'); // the next click
+    expect(performance.now() - started).toBeLessThan(50);
+    // The last key's frame, produced before the step's end, reaches the recording 100 ms late.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    timeline.see(frame('every key', lastKeyAt));
+    timeline.see(frame('clicked', Date.now() + 1));
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('type')).toBe('every key');
   });
 
   it('holds nothing after a step that only read the page: its picture is the page as it is', async () => {

@@ -36,7 +36,7 @@ export class StepScreenshots {
   readonly #deps: StepScreenshotsDeps;
   readonly #pending = new Set<Promise<void>>();
   /** The steps whose next change of the page has not started yet: told when it does. */
-  #awaitingNextAction: Array<{ since: number; changedAt: number | null; tell: (at: number) => void }> = [];
+  #awaitingNextAction: Array<{ changedAt: number | null; tell: (at: number) => void }> = [];
   /** When the last change of the page since the last step was kept started: that step's effect. */
   #changedAt: number | null = null;
   /** The recording, once it runs: a step's window of frames opens as the step is kept. */
@@ -55,7 +55,7 @@ export class StepScreenshots {
   keep(key: string, since: number, capture: () => Promise<Buffer>): void {
     const changedAt = this.#changedAt;
     this.#changedAt = null;
-    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, changedAt, tell }));
+    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ changedAt, tell }));
     const recording = this.#recording;
     const picture = recording !== null ? recording.frameBetween(since, nextAction) : this.#deps.recording.then((started) => started.frameBetween(since, nextAction));
     const kept = this.#keep(key, picture, capture).finally(() => this.#pending.delete(kept));
@@ -72,9 +72,9 @@ export class StepScreenshots {
     this.#awaitingNextAction = [];
     // Only the latest step that changed the page can have an effect still to paint.
     const changed = awaiting.findLast((step) => step.changedAt !== null);
-    if (changed?.changedAt != null) await (await this.#deps.recording).shown(changed.changedAt, changed.since);
+    if (changed?.changedAt != null) await (await this.#deps.recording).shown(changed.changedAt);
     const at = Date.now();
-    if (effect !== 'watches') this.#changedAt = at;
+    if (effect === 'changes') this.#changedAt = at;
     for (const step of awaiting) step.tell(at);
   }
 

@@ -202,6 +202,7 @@ export class PuppeteerPageDriver implements PageDriver {
         throw error;
       }
       await this.throwIfNavigationBlocked(started);
+      await this.untilPainted();
     });
   }
 
@@ -213,6 +214,7 @@ export class PuppeteerPageDriver implements PageDriver {
       } finally {
         await element.dispose();
       }
+      await this.untilPainted();
     });
   }
 
@@ -265,6 +267,7 @@ export class PuppeteerPageDriver implements PageDriver {
           for (const modifier of keys.reverse()) await this.page.keyboard.up(modifier);
         }
       });
+      await this.untilPainted();
     });
   }
 
@@ -272,6 +275,7 @@ export class PuppeteerPageDriver implements PageDriver {
     await this.run('target_not_found', `scrolling ${direction}`, async () => {
       const sign: 1 | -1 = direction === 'down' ? 1 : -1;
       await this.page.evaluate(SCROLL_SCRIPT, { direction: sign });
+      await this.untilPainted();
     });
   }
 
@@ -449,8 +453,9 @@ export class PuppeteerPageDriver implements PageDriver {
    * Resolves once the page has produced the frame that shows what it took so far (two
    * animation frames: the input is handled before the first, and the frame it painted is
    * out by the second), PAINT_SETTLE_MS at most (a hidden page runs no animation frames).
-   * A key's event is answered before it is painted, so without this a step that typed
-   * ended before its last keys showed, and its picture (a screencast frame) missed them.
+   * Every action that changes the page ends with it: an event is answered, and a document
+   * loaded, before it is painted, and a step's picture is the last frame produced by the
+   * step's end (a typing step's picture missed its last keys without it).
    */
   private async untilPainted(): Promise<void> {
     const painted = this.page.evaluate(PAINTED_EXPRESSION).catch(() => undefined);
