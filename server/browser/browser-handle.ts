@@ -62,6 +62,8 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   private readonly disconnectListeners: Array<() => void> = [];
   private closing: Promise<void> | null = null;
   private disconnected = false;
+  /** The browser's first tab was offered to a CDP client (CdpBridge's BlankTabClaim): never again. */
+  private blankTabClaimed = false;
 
   constructor(options: PuppeteerBrowserHandleOptions) {
     this.deviceId = options.deviceId;
@@ -95,7 +97,13 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   openCdpChannel(deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void, role: CdpChannelRole = 'client'): Promise<CdpChannel> {
     // The default context has no id: the device is then the whole browser.
     const extension = { extension: this.stagehand, role: role === 'client' ? ('owner' as const) : ('worker' as const) };
-    return CdpBridge.open(this.browser, { contextId: this.context.id ?? null }, extension, deliver, onEnd);
+    // The agent's page is that tab once it drove it; a worker's connection is no client's.
+    const claimBlankTab = () => {
+      if (this.blankTabClaimed || this.driver !== null || role !== 'client') return false;
+      this.blankTabClaimed = true;
+      return true;
+    };
+    return CdpBridge.open(this.browser, { contextId: this.context.id ?? null }, extension, claimBlankTab, deliver, onEnd);
   }
 
   async isExtensionWorkerHandshake(key: string | undefined): Promise<boolean> {

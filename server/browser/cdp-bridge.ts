@@ -29,6 +29,14 @@ export interface BridgeExtension {
   role: 'owner' | 'worker';
 }
 
+/**
+ * Whether a client's Target.createTarget may be answered with the browser's first tab,
+ * still blank, instead of a new one: true once per browser, for the first client that asks
+ * (docs/api.md, "CDP access"). A new tab costs Chrome a renderer process, the longest part
+ * of a fresh connection's first page; the first tab already has one.
+ */
+export type BlankTabClaim = () => boolean;
+
 /** JSON-RPC's "server error": what a refused or failed command answers. */
 const REFUSED_CODE = -32000;
 const INVALID_REQUEST_CODE = -32600;
@@ -75,10 +83,20 @@ export class CdpBridge implements CdpChannel {
   #stopWatchingBrowser: () => void = () => undefined;
   readonly #openBrowserSession: () => Promise<CDPSession>;
   readonly #extension: BridgeExtension;
+  readonly #claimBlankTab: BlankTabClaim;
 
-  private constructor(browser: Browser, root: CDPSession, scope: CdpScope, extension: BridgeExtension, deliver: (message: string) => void, onEnd: (reason: CdpChannelEnd) => void) {
+  private constructor(
+    browser: Browser,
+    root: CDPSession,
+    scope: CdpScope,
+    extension: BridgeExtension,
+    claimBlankTab: BlankTabClaim,
+    deliver: (message: string) => void,
+    onEnd: (reason: CdpChannelEnd) => void,
+  ) {
     this.#openBrowserSession = () => browser.target().createCDPSession();
     this.#extension = extension;
+    this.#claimBlankTab = claimBlankTab;
     this.#root = root;
     this.#scope = scope;
     this.#deliver = deliver;
@@ -89,11 +107,12 @@ export class CdpBridge implements CdpChannel {
     browser: Browser,
     scope: CdpScope,
     extension: BridgeExtension,
+    claimBlankTab: BlankTabClaim,
     deliver: (message: string) => void,
     onEnd: (reason: CdpChannelEnd) => void,
   ): Promise<CdpBridge> {
     const root = await browser.target().createCDPSession();
-    const bridge = new CdpBridge(browser, root, scope, extension, deliver, onEnd);
+    const bridge = new CdpBridge(browser, root, scope, extension, claimBlankTab, deliver, onEnd);
     root.on('*' as never, ((method: unknown, params: unknown) => bridge.#rootEvent(undefined, method, params as Params)) as never);
     const gone = () => bridge.#end('browser_gone');
     browser.once('disconnected', gone);
@@ -182,7 +201,7 @@ export class CdpBridge implements CdpChannel {
         if (!isAllowedUrl(params.url) && !this.#isExtensionTargetUrl(params)) return this.#refuse(command, 'Only http:, https:, data: and about:blank URLs can be opened.');
         const confined = inDeviceContext(this.#scope, params);
         if (confined === null) return this.#refuse(command, 'Only the device\'s own browser context (the default one) can be named.');
-        const { targetId } = (await send(command.method, confined)) as { targetId: string };
+        const targetId = (await this.#blankTab(root, confined)) ?? ((await send(command.method, confined)) as { targetId: string }).targetId;
         this.#knownTargets.add(targetId);
         return this.#answer(command, { targetId });
       }
@@ -353,6 +372,19 @@ export class CdpBridge implements CdpChannel {
     await session.detach().catch(() => undefined);
     this.#emit('Target.detachedFromTarget', { sessionId }, undefined);
     return {};
+  }
+
+  /**
+   * The browser's first tab, for a Target.createTarget that asks for nothing but a blank
+   * page in the device's context, when this is the browser's first such request and that
+   * tab is the device's only page and still blank; otherwise null (a new tab is created).
+   */
+  async #blankTab(root: CDPSession, params: Params): Promise<string | null> {
+    const plain = Object.keys(params).every((name) => name === 'url' || name === 'browserContextId') && params.url === 'about:blank';
+    if (!plain || !this.#claimBlankTab()) return null;
+    const { targetInfos } = (await sendOn(root)('Target.getTargets', { filter: [{ type: 'page' }] })) as { targetInfos: TargetInfoLike[] };
+    const pages = targetInfos.filter((info) => isDeviceTarget(this.#scope, info));
+    return pages.length === 1 && pages[0]!.url === 'about:blank' ? pages[0]!.targetId : null;
   }
 
   async #isDeviceTargetId(targetId: unknown): Promise<boolean> {

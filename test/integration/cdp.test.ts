@@ -213,6 +213,58 @@ describe('Puppeteer through cdp_url', () => {
   });
 });
 
+describe("a fresh device's first tab", () => {
+  it("is what a client's first newPage() gets, once: Puppeteer and Playwright see one page, the next newPage() is a new tab", async () => {
+    const device = await devices.create(tenant.spaceId);
+    const session = await openCdp(device);
+    const browser = await puppeteer.connect({ browserWSEndpoint: reachable(session), defaultViewport: null });
+    let firstTab: string;
+    try {
+      const [blank] = await browser.pages();
+      const page = await browser.newPage();
+      firstTab = page.target().url();
+      expect(await browser.pages()).toHaveLength(1);
+      expect(page.target()).toBe(blank!.target());
+      await page.goto(pages.url('/page'));
+      expect(await page.title()).toBe('CDP test page');
+      const second = await browser.newPage();
+      expect(await browser.pages()).toHaveLength(2);
+      await second.close();
+    } finally {
+      await browser.disconnect();
+    }
+    expect(firstTab).toBe('about:blank');
+    await waitFor(async () => (await slotHolder(device)) === null);
+
+    // Another device, through Playwright: the same.
+    const other = await devices.create(tenant.spaceId);
+    const playwright = await chromium.connectOverCDP(reachable(await openCdp(other)));
+    try {
+      const context = playwright.contexts()[0]!;
+      const page = await context.newPage();
+      expect(context.pages()).toEqual([page]);
+      await page.goto(pages.url('/page'));
+      expect(await page.title()).toBe('CDP test page');
+      await context.newPage();
+      expect(context.pages()).toHaveLength(2);
+    } finally {
+      await playwright.close();
+    }
+  });
+
+  it('is not handed out once a task has used it: the first newPage() is then a new tab', async () => {
+    const device = await devices.create(tenant.spaceId);
+    expect((await runTask(device, `go to ${pages.url('/page')} then return the title`)).status).toBe('succeeded');
+    const browser = await puppeteer.connect({ browserWSEndpoint: reachable(await openCdp(device)), defaultViewport: null });
+    try {
+      await browser.newPage();
+      expect((await browser.pages()).map((page) => page.url()).sort()).toEqual(['about:blank', pages.url('/page')]);
+    } finally {
+      await browser.disconnect();
+    }
+  });
+});
+
 describe('the task slot', () => {
   it('between connections a task may take the slot: a reconnection meanwhile is 409 device_busy, and connects once the task ended', async () => {
     const device = await devices.create(tenant.spaceId);
