@@ -169,6 +169,13 @@ describe('type', () => {
 });
 
 describe('keys, scrolling, text', () => {
+  it('types and clicks on a page whose elements carry cyclic objects of a framework (React)', async () => {
+    await driver.navigate(server.url('/framework-form'));
+    await driver.type('fiber', 'Access code');
+    await driver.click('Go');
+    expect((await driver.observe({ elements: false })).title).toBe('fiber');
+  });
+
   it('presses keys and key combinations', async () => {
     await driver.navigate(server.url('/form'));
     await driver.type('abc', '#email');

@@ -157,13 +157,18 @@ interface FrameMatch {
 
 async function rankedMatch(frame: Frame, script: FindScript, target: string): Promise<FrameMatch | null> {
   const handle = await frame.evaluateHandle(script, { target });
-  // The element serializes as {} by value; only the rank is read here.
-  const summary = (await handle.jsonValue()) as { rank: number } | null;
-  if (summary === null) {
+  if (handle.remoteObject().subtype === 'null') {
     await handle.dispose();
     return null;
   }
-  return { handle, rank: summary.rank };
+  // Only the rank is read: the match's element need not serialize by value (React keeps a
+  // cyclic object on every element it renders, and a by-value copy of it fails).
+  const rank = await handle.getProperty('rank');
+  try {
+    return { handle, rank: (await rank.jsonValue()) as number };
+  } finally {
+    await rank.dispose();
+  }
 }
 
 async function takeElement(match: JSHandle<RankedMatch>): Promise<ElementHandle<Element> | null> {

@@ -44,6 +44,12 @@ const PAGES: Record<string, Route> = {
     body: `<!doctype html><title>Drawn later</title><main id="app"></main>
       <script>setTimeout(() => { document.getElementById('app').innerHTML = '<label>Access code <input id="code"></label><button onclick="document.title = document.getElementById(\\'code\\').value">Go</button>'; }, 600);</script>`,
   }),
+  // Elements carrying a framework's own objects, as React keeps its fiber (cyclic) on each.
+  '/framework-form': () => ({
+    body: `<!doctype html><title>Framework form</title>
+      <label>Access code <input id="code"></label><button onclick="document.title = document.getElementById('code').value">Go</button>
+      <script>for (const element of document.querySelectorAll('input, button')) { const fiber = { element }; fiber.self = fiber; element.__reactFiber = fiber; }</script>`,
+  }),
   '/form': () => ({
     body: `<!doctype html><title>Form page</title>
       <h1>Sign up</h1>
