@@ -6,6 +6,9 @@ import { isRunning, processesOfUser } from './chromium-process.js';
 import { SETPRIV_PATH } from './chromium-command.js';
 
 const range = { firstUid: 60601, lastUid: 60999, gid: 60600 };
+// A process started to hold a uid or run under one may take seconds to be seen on a loaded
+// host (vitest's one-second default failed there).
+const SEEN_WITHIN = { timeout: 10_000 };
 
 describe('browser users', () => {
   it('refuses a range holding an account’s uid, or a gid a group uses, naming it', () => {
@@ -42,7 +45,7 @@ describe('browser users', () => {
     const onlyFirstUid = new BrowserUsers({ ...testRange, lastUid: testRange.firstUid });
     const firstUidHeld = () => onlyFirstUid.claim().then((claim) => claim.release().then(() => false), () => true);
     try {
-      await expect.poll(firstUidHeld).toBe(true);
+      await expect.poll(firstUidHeld, SEEN_WITHIN).toBe(true);
       const first = await users.claim();
       const second = await users.claim();
       expect([first.user.uid, second.user.uid].sort()).toEqual([testRange.firstUid + 1, testRange.firstUid + 2]);
@@ -50,7 +53,7 @@ describe('browser users', () => {
 
       // A process that left the browser's process group still runs under its uid.
       const escaped = spawn(SETPRIV_PATH, [`--reuid=${first.user.uid}`, `--regid=${first.user.gid}`, '--clear-groups', 'sleep', '30'], { detached: true, stdio: 'ignore' });
-      await expect.poll(() => processesOfUser(first.user.uid)).toEqual([escaped.pid]);
+      await expect.poll(() => processesOfUser(first.user.uid), SEEN_WITHIN).toEqual([escaped.pid]);
       await first.release();
       expect(await isRunning(escaped.pid!)).toBe(false);
       const again = await users.claim();
@@ -69,7 +72,7 @@ describe('browser users', () => {
     const abandoned = asUid(abandonedUid);
     const running = asUid(heldUid);
     try {
-      await expect.poll(async () => [...(await processesOfUser(abandonedUid)), ...(await processesOfUser(heldUid))].sort()).toEqual([abandoned.pid, running.pid].sort());
+      await expect.poll(async () => [...(await processesOfUser(abandonedUid)), ...(await processesOfUser(heldUid))].sort(), SEEN_WITHIN).toEqual([abandoned.pid, running.pid].sort());
       await new BrowserUsers(testRange).reclaimAbandoned();
       expect(await isRunning(abandoned.pid!)).toBe(false);
       expect(await isRunning(running.pid!)).toBe(true);
