@@ -168,6 +168,27 @@ describe('type', () => {
   });
 });
 
+describe('another tab', () => {
+  it('brings its page in front of a tab opened beside it, where it runs animation frames and paints', async () => {
+    await driver.navigate(server.url('/visibility'));
+    const answers: Array<{ id?: number; result?: { targetId?: string } }> = [];
+    const channel = await handle.openCdpChannel((message) => answers.push(JSON.parse(message)), () => undefined);
+    try {
+      channel.receive(JSON.stringify({ id: 1, method: 'Target.createTarget', params: { url: 'about:blank' } }));
+      await expect.poll(() => answers.find((answer) => answer.id === 1)?.result?.targetId).toBeTruthy();
+      // The new tab is in front: the driver's page is behind it.
+      await expect.poll(() => driver.textOf('#visibility')).toBe('hidden');
+      await driver.click('Press');
+      expect(await driver.textOf('#visibility')).toBe('visible');
+      const { targetId } = answers.find((answer) => answer.id === 1)!.result!;
+      channel.receive(JSON.stringify({ id: 2, method: 'Target.closeTarget', params: { targetId } }));
+      await expect.poll(() => answers.some((answer) => answer.id === 2)).toBe(true);
+    } finally {
+      await channel.close();
+    }
+  });
+});
+
 describe('keys, scrolling, text', () => {
   it('types and clicks on a page whose elements carry cyclic objects of a framework (React)', async () => {
     await driver.navigate(server.url('/framework-form'));

@@ -6,6 +6,7 @@ import {
   type HTTPRequest,
   type KeyInput,
   type Page,
+  type Target,
 } from 'puppeteer-core';
 import { DomainAllowList } from './domain-allowlist.js';
 import {
@@ -98,6 +99,12 @@ export class PuppeteerPageDriver implements PageDriver {
   private refTargets = new Map<number, RefTarget>();
   /** Marks handed out by locate(). */
   private replayMarks = 0;
+  /**
+   * Another tab of the page's context opened since the page was last brought in front
+   * (or the driver is new): the page may be behind it, hidden, and a hidden page runs no
+   * animation frames and paints nothing, so neither its effects nor its recording show.
+   */
+  private mayBeBehindAnotherTab = true;
 
   private constructor(
     private readonly page: Page,
@@ -134,6 +141,13 @@ export class PuppeteerPageDriver implements PageDriver {
     this.page.on('popup', (popup) => {
       void popup?.close().catch(() => undefined);
     });
+    // A CDP client's tab, in front of this one since it opened.
+    const context = this.page.browserContext();
+    const onTab = (target: Target) => {
+      if (target.type() === 'page' && target !== this.page.target()) this.mayBeBehindAnotherTab = true;
+    };
+    context.on('targetcreated', onTab);
+    this.page.once('close', () => context.off('targetcreated', onTab));
     await this.page.evaluateOnNewDocument(SAME_TAB_NAVIGATION_SCRIPT);
     await this.page.evaluate(SAME_TAB_NAVIGATION_SCRIPT);
   }
@@ -177,7 +191,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async navigate(url: string): Promise<void> {
-    await this.run('navigation_failed', `navigating to ${url}`, async () => {
+    await this.runInFront('navigation_failed', `navigating to ${url}`, async () => {
       if (!URL.canParse(url)) {
         throw new ActionError('navigation_failed', `"${url}" is not a valid URL`);
       }
@@ -207,7 +221,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async click(target: ActionTarget): Promise<void> {
-    await this.run('target_not_found', `clicking ${describeTarget(target)}`, async () => {
+    await this.runInFront('target_not_found', `clicking ${describeTarget(target)}`, async () => {
       const element = await this.resolve(target, 'click');
       try {
         await this.settleNavigation(() => clickElement(element));
@@ -219,7 +233,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile> {
-    return this.run('download_failed', `downloading by clicking ${describeTarget(target)}`, () =>
+    return this.runInFront('download_failed', `downloading by clicking ${describeTarget(target)}`, () =>
       // A click that downloads starts a navigation that never loads a page: the click is
       // not followed by the navigation wait click() does, the download is awaited instead.
       downloadByClick(this.page, this.downloadsDir, limits, async () => {
@@ -234,7 +248,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async type(text: string, into: ActionTarget, options: { secret?: boolean } = {}): Promise<void> {
-    await this.run('target_not_found', `typing into ${describeTarget(into)}`, async () => {
+    await this.runInFront('target_not_found', `typing into ${describeTarget(into)}`, async () => {
       const field = await this.resolve(into, 'field');
       try {
         if ((await field.evaluate(TAG_NAME_FUNCTION)) === 'select') {
@@ -255,7 +269,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async press(key: string): Promise<void> {
-    await this.run('target_not_found', `pressing ${key}`, async () => {
+    await this.runInFront('target_not_found', `pressing ${key}`, async () => {
       const keys = splitKeyCombination(key);
       const main = keys.pop();
       if (main === undefined) throw new ActionError('target_not_found', 'no key given');
@@ -272,7 +286,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async scroll(direction: 'up' | 'down'): Promise<void> {
-    await this.run('target_not_found', `scrolling ${direction}`, async () => {
+    await this.runInFront('target_not_found', `scrolling ${direction}`, async () => {
       const sign: 1 | -1 = direction === 'down' ? 1 : -1;
       await this.page.evaluate(SCROLL_SCRIPT, { direction: sign });
       await this.untilPainted();
@@ -284,7 +298,7 @@ export class PuppeteerPageDriver implements PageDriver {
    * frame only; frames that appear while waiting are included from the next poll on.
    */
   async waitForText(text: string, timeoutMs: number): Promise<void> {
-    await this.run('timeout', `waiting for "${text}"`, async () => {
+    await this.runInFront('timeout', `waiting for "${text}"`, async () => {
       const deadline = Date.now() + timeoutMs;
       let timer: NodeJS.Timeout | undefined;
       // A page stuck in a dialog never answers, so no poll may outlast the deadline.
@@ -504,6 +518,17 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /** Runs an action and turns whatever it throws into an ActionError. */
+  /** run() for an action that changes or watches the page: on the page in front, where it paints and is recorded. */
+  private runInFront<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
+    return this.run(fallback, what, async () => {
+      if (this.mayBeBehindAnotherTab) {
+        this.mayBeBehindAnotherTab = false;
+        await this.page.bringToFront();
+      }
+      return action();
+    });
+  }
+
   private async run<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
     if (!this.isAlive()) throw browserGone();
     try {

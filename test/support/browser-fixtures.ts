@@ -44,6 +44,11 @@ const PAGES: Record<string, Route> = {
     body: `<!doctype html><title>Drawn later</title><main id="app"></main>
       <script>setTimeout(() => { document.getElementById('app').innerHTML = '<label>Access code <input id="code"></label><button onclick="document.title = document.getElementById(\\'code\\').value">Go</button>'; }, 600);</script>`,
   }),
+  // Shows whether the page is in front (visible) or behind another tab (hidden).
+  '/visibility': () => ({
+    body: `<!doctype html><title>Visibility</title><p id="visibility"></p><button>Press</button>
+      <script>const show = () => { document.getElementById('visibility').textContent = document.visibilityState; }; show(); document.addEventListener('visibilitychange', show);</script>`,
+  }),
   // Elements carrying a framework's own objects, as React keeps its fiber (cyclic) on each.
   '/framework-form': () => ({
     body: `<!doctype html><title>Framework form</title>
