@@ -14,9 +14,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { CdpRelay } from './cdp-relay.ts';
-import { CONTROL_PREFIX, type KeeperIdentity, type KeeperRequest, type KeeperStart, type KeeperStartResult, type LocalKeeperStart, type RemoteKeeperStart } from './keeper-protocol.ts';
+import {
+  CONTROL_PREFIX,
+  WebSocketOpenError,
+  type KeeperIdentity,
+  type KeeperRequest,
+  type KeeperStart,
+  type KeeperStartResult,
+  type LocalKeeperStart,
+  type RemoteKeeperStart,
+} from './keeper-protocol.ts';
 import { NulFrameReader, nulFrame } from './nul-frames.ts';
-import { openWebSocket, WebSocketOpenError } from './websocket-client.ts';
 
 /** The keeper's end of the browser's DevTools connection. */
 interface BrowserLink {
@@ -190,6 +198,9 @@ function launchChromium(start: LocalKeeperStart, identity: KeeperIdentity, relay
 }
 
 async function connectRemote(start: RemoteKeeperStart): Promise<BrowserLink> {
+  // Loaded by a remote browser's keeper only: node:http costs a keeper about 12 MB, and
+  // a local browser's keeper (one per device) speaks to Chromium over a pipe.
+  const { openWebSocket } = await import('./websocket-client.ts');
   const socket = await openWebSocket(start.endpoint, start.connectTimeoutMs);
   const closed = new Promise<void>((resolve) => {
     socket.onclose = () => {

@@ -79,5 +79,14 @@ export type KeeperStart = LocalKeeperStart | RemoteKeeperStart;
 /** Why a remote browser could not be reached: the endpoint is full, its handshake timed out, or anything else. */
 export type KeeperStartFailure = 'busy' | 'timeout' | 'failed';
 
+/** A remote browser's WebSocket that could not be opened, and why (websocket-client.ts). */
+export class WebSocketOpenError extends Error {
+  readonly reason: KeeperStartFailure;
+  constructor(reason: KeeperStartFailure, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
 /** The one line the keeper writes on its stdout once it serves its socket, or gave up. */
 export type KeeperStartResult = { ready: true } | { ready: false; reason: KeeperStartFailure; message: string };

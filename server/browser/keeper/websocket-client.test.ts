@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { openWebSocket, WebSocketOpenError } from './websocket-client';
+import { WebSocketOpenError } from './keeper-protocol';
+import { openWebSocket } from './websocket-client';
 
 let server: Server | null = null;
 afterEach(async () => {

@@ -6,15 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import type { KeeperStartFailure } from './keeper-protocol.ts';
-
-export class WebSocketOpenError extends Error {
-  readonly reason: KeeperStartFailure;
-  constructor(reason: KeeperStartFailure, message: string) {
-    super(message);
-    this.reason = reason;
-  }
-}
+import { WebSocketOpenError } from './keeper-protocol.ts';
 
 const BUSY_STATUSES = new Set([429, 503]);
 const CLOSE_GRACE_MS = 2_000;
