@@ -1,13 +1,12 @@
-// Starting a browser keeper (keeper/keeper-process.ts): Node itself on the TypeScript
-// file (Node 24 strips the types), detached into a session of its own so that neither a
+// Starting a browser keeper (keeper/keeper-process.ts): Node itself on the keeper's
+// bundle (keeper-script.ts), detached into a session of its own so that neither a
 // kill -9 of the service nor a signal to its process group reaches it, with a clean
 // command line and environment: no loader, no NODE_OPTIONS, none of the service's
 // secrets. Its start (with the browserless token) goes on its stdin.
 import { spawn, type StdioOptions } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import type { KeeperStart, KeeperStartFailure, KeeperStartResult } from './keeper/keeper-protocol.js';
-
-const KEEPER_SCRIPT = fileURLToPath(new URL('./keeper/keeper-process.ts', import.meta.url));
+import { keeperScript } from './keeper-script.js';
 
 export class KeeperStartError extends Error {
   constructor(
@@ -24,9 +23,11 @@ export class KeeperStartError extends Error {
  * claim (browser-users.ts), inherited as the keeper's fd 3 so the claim lives as long as
  * the keeper, whatever becomes of the service.
  */
-export function startKeeper(start: KeeperStart, lockFd: number | null, timeoutMs: number): Promise<void> {
+export async function startKeeper(start: KeeperStart, lockFd: number | null, timeoutMs: number): Promise<void> {
+  // Beside the keeper's socket: in the keepers' folder.
+  const script = await keeperScript(path.dirname(start.socketPath));
   const stdio: StdioOptions = lockFd === null ? ['pipe', 'pipe', 'ignore'] : ['pipe', 'pipe', 'ignore', lockFd];
-  const child = spawn(process.execPath, ['--no-warnings', KEEPER_SCRIPT], {
+  const child = spawn(process.execPath, ['--no-warnings', script], {
     cwd: '/',
     env: { PATH: '/usr/local/bin:/usr/bin:/bin' } as Record<string, string> as NodeJS.ProcessEnv,
     detached: true,

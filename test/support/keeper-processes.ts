@@ -17,7 +17,7 @@ export async function keepersOf(dataDir: string): Promise<number[]> {
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.includes('keeper-process.ts')) continue;
+    if (!cmdline.includes('keeper-process')) continue;
     for (const fd of await readdir(`/proc/${entry}/fd`).catch(() => [])) {
       const inode = /^socket:\[(\d+)\]$/.exec(await readlink(`/proc/${entry}/fd/${fd}`).catch(() => ''))?.[1];
       if (inode !== undefined && inodes.has(inode)) {

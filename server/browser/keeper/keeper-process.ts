@@ -6,9 +6,10 @@
 // service connected for keepSecs, the keeper closes its browser and exits, and it exits
 // when its browser dies: nothing is left behind by a service that never comes back.
 //
-// Run by the service as `node keeper-process.ts` (Node's type stripping: erasable
-// syntax only, node: imports only), in a session of its own, reading its KeeperStart
-// from stdin (the browserless token never appears in a command line or environment).
+// Run by the service as `node keeper-process-<hash>.cjs`, this code bundled by
+// keeper-script.ts (node: imports only: the keeper runs with no packages), in a session of
+// its own, reading its KeeperStart from stdin (the browserless token never appears in a
+// command line or environment).
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';

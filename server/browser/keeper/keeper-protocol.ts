@@ -1,6 +1,5 @@
 // What the service and a browser keeper (keeper-process.ts) say to each other. Read by
-// both sides: the keeper runs this file under Node's type stripping, so it holds only
-// erasable TypeScript and imports nothing.
+// both sides: it is bundled into the keeper (keeper-script.ts), so it imports nothing.
 //
 // On the keeper's Unix socket every message is one JSON text followed by a NUL byte, as
 // on Chromium's DevTools pipe. CDP messages pass through (their ids remapped, see
