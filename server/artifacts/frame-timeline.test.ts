@@ -78,6 +78,25 @@ describe('FrameTimeline', () => {
     expect(performance.now() - started).toBeLessThan(300);
   });
 
+  it("shows a typing step once a frame produced after its end came (its last key, from a compositor behind the page), or after a bounded wait", async () => {
+    const timeline = new FrameTimeline();
+    const now = Date.now();
+    timeline.see(frame('all keys but the last', now - 20));
+    let shown = false;
+    const typing = timeline.shown(now - 400, now).then(() => (shown = true));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(shown).toBe(false);
+    timeline.see(frame('the last key, produced after the end', now + 40));
+    await typing;
+
+    const still = new FrameTimeline();
+    still.see(frame('every key', now - 10));
+    const started = performance.now();
+    await still.shown(now - 400, now);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(120);
+    expect(performance.now() - started).toBeLessThan(400);
+  });
+
   it('shows a change that painted at once, and at the end at once', async () => {
     const now = Date.now();
     const painted = new FrameTimeline();

@@ -13,6 +13,12 @@ const FRAME_IN_FLIGHT_MS = 150;
 // click on an inert spot) costs this much, once.
 const PAINT_WAIT_MS = 400;
 
+// How long shown() waits, after a step that typed, for a frame produced after the step's
+// end. Typing ends once the page has run the animation frame that paints its last key, but
+// a compositor behind its page (a loaded host) produces that frame after the step's end;
+// on a quiet host no frame follows and the wait lasts this long.
+const TYPED_PAINT_WAIT_MS = 150;
+
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
 // and a step's window is decided within moments of its end.
 const RECENT_FRAMES = 8;
@@ -105,10 +111,13 @@ export class FrameTimeline {
    * reaches the recording tens of milliseconds after it was produced, and on a saturated
    * host the compositor is late), PAINT_WAIT_MS at most (a change may repaint nothing).
    * At the end, at once. The action itself ended only once the page had painted its
-   * effect (PageDriver), so frames produced after its end are no longer its own.
+   * effect (PageDriver), so frames produced after its end are no longer its own, but for
+   * typing's: `typedBy`, the end of a step that typed, is then waited past as well
+   * (TYPED_PAINT_WAIT_MS at most).
    */
-  shown(changedAt: number): Promise<void> {
-    return this.#paintedAfter(changedAt, PAINT_WAIT_MS);
+  async shown(changedAt: number, typedBy: number | null = null): Promise<void> {
+    await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
+    if (typedBy !== null) await this.#paintedAfter(typedBy, TYPED_PAINT_WAIT_MS);
   }
 
   /** Resolves once a frame produced after `since` has been seen, after `timeoutMs`, or at the end. */

@@ -154,7 +154,7 @@ export class Recorder {
         return stopping;
       },
       frameBetween: (since, until) => timeline.frameBetween(since, until),
-      shown: (changedAt) => timeline.shown(changedAt),
+      shown: (changedAt, typedBy) => timeline.shown(changedAt, typedBy),
     };
     this.#active.add(active);
     return active;

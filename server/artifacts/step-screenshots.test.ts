@@ -16,7 +16,7 @@ async function harness() {
   const recording: ActiveRecording = {
     stop: async () => timeline.end(),
     frameBetween: (since, until) => timeline.frameBetween(since, until),
-    shown: (changedAt) => timeline.shown(changedAt),
+    shown: (changedAt, typedBy) => timeline.shown(changedAt, typedBy),
   };
   const stored = new Map<string, string>();
   const store = { put: async (key: string, body: Buffer) => void stored.set(key, body.toString()) } as unknown as ObjectStore;
@@ -45,20 +45,35 @@ describe('StepScreenshots', () => {
     expect(stored.get('navigate')).toBe('new page');
   });
 
-  it("holds nothing once the step painted: its picture is its last frame, arriving after the next action started", async () => {
+  it("holds nothing once a change painted: its picture is its last frame, arriving after the next action started", async () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
-    timeline.see(frame('empty field', Date.now() - 1_000));
-    await screenshots.actionStarting('changes'); // typing
-    timeline.see(frame('first keys', Date.now() + 1));
-    const lastKeyAt = Date.now() + 5;
-    screenshots.keep('type', lastKeyAt + 5, capture);
+    timeline.see(frame('before', Date.now() - 1_000));
+    await screenshots.actionStarting('changes'); // a click
+    timeline.see(frame('first repaint', Date.now() + 1));
+    const lastPaintAt = Date.now() + 5;
+    screenshots.keep('click', lastPaintAt + 5, capture);
     const started = performance.now();
     await screenshots.actionStarting('changes'); // the next click
     expect(performance.now() - started).toBeLessThan(50);
-    // The last key's frame, produced before the step's end, reaches the recording 100 ms late.
+    // The click's last frame, produced before the step's end, reaches the recording 100 ms late.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    timeline.see(frame('every key', lastKeyAt));
-    timeline.see(frame('clicked', Date.now() + 1));
+    timeline.see(frame('clicked', lastPaintAt));
+    timeline.see(frame('next click', Date.now() + 1));
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('click')).toBe('clicked');
+  });
+
+  it("holds the next action until a typing step's last key came, produced after the step's end by a compositor behind the page", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('empty field', Date.now() - 1_000));
+    await screenshots.actionStarting('types');
+    timeline.see(frame('all keys but the last', Date.now() + 1));
+    const stepEnd = Date.now() + 2;
+    screenshots.keep('type', stepEnd, capture);
+    setTimeout(() => timeline.see(frame('every key', Date.now())), 80);
+    await screenshots.actionStarting('watches'); // a wait
+    timeline.see(frame('waited', Date.now() + 1));
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('type')).toBe('every key');

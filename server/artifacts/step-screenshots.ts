@@ -13,9 +13,10 @@ export interface StepScreenshotsDeps {
 
 /**
  * What an action does to the page's pictures: a wait only watches; a change may repaint
- * (a click on an inert spot does not).
+ * (a click on an inert spot does not); typing repaints with its last key, on a loaded host
+ * after its end (FrameTimeline.shown).
  */
-export type PageEffect = 'watches' | 'changes';
+export type PageEffect = 'watches' | 'changes' | 'types';
 
 // A capture is given up past this: a hung page must not keep a run's end waiting.
 const CAPTURE_TIMEOUT_MS = 5_000;
@@ -36,9 +37,9 @@ export class StepScreenshots {
   readonly #deps: StepScreenshotsDeps;
   readonly #pending = new Set<Promise<void>>();
   /** The steps whose next change of the page has not started yet: told when it does. */
-  #awaitingNextAction: Array<{ changedAt: number | null; tell: (at: number) => void }> = [];
-  /** When the last change of the page since the last step was kept started: that step's effect. */
-  #changedAt: number | null = null;
+  #awaitingNextAction: Array<{ since: number; change: PageChange | null; tell: (at: number) => void }> = [];
+  /** The last change of the page since the last step was kept: that step's effect. */
+  #change: PageChange | null = null;
   /** The recording, once it runs: a step's window of frames opens as the step is kept. */
   #recording: ActiveRecording | null = null;
 
@@ -53,9 +54,9 @@ export class StepScreenshots {
    * for a step the recording has no frame for (it could not start).
    */
   keep(key: string, since: number, capture: () => Promise<Buffer>): void {
-    const changedAt = this.#changedAt;
-    this.#changedAt = null;
-    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ changedAt, tell }));
+    const change = this.#change;
+    this.#change = null;
+    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, change, tell }));
     const recording = this.#recording;
     const picture = recording !== null ? recording.frameBetween(since, nextAction) : this.#deps.recording.then((started) => started.frameBetween(since, nextAction));
     const kept = this.#keep(key, picture, capture).finally(() => this.#pending.delete(kept));
@@ -71,10 +72,11 @@ export class StepScreenshots {
     const awaiting = this.#awaitingNextAction;
     this.#awaitingNextAction = [];
     // Only the latest step that changed the page can have an effect still to paint.
-    const changed = awaiting.findLast((step) => step.changedAt !== null);
-    if (changed?.changedAt != null) await (await this.#deps.recording).shown(changed.changedAt);
+    const changed = awaiting.findLast((step) => step.change !== null);
+    const change = changed?.change;
+    if (changed !== undefined && change != null) await (await this.#deps.recording).shown(change.at, change.typed ? changed.since : null);
     const at = Date.now();
-    if (effect === 'changes') this.#changedAt = at;
+    if (effect !== 'watches') this.#change = { at, typed: effect === 'types' };
     for (const step of awaiting) step.tell(at);
   }
 
@@ -99,6 +101,12 @@ export class StepScreenshots {
       await this.#deps.forget(key).catch((forgetError: unknown) => log.error({ err: forgetError, key }, 'could not unlink a step from its missing screenshot'));
     }
   }
+}
+
+/** A change of the page an action started: when, and whether it typed. */
+interface PageChange {
+  at: number;
+  typed: boolean;
 }
 
 /** The promise's value, or null once `ms` passed. */

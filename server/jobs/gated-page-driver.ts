@@ -5,8 +5,9 @@ import type { PageDriver } from '../browser';
  * The driver of a task's page with a gate before every method that changes or waits on
  * the page: the task runner's check that the run may still act (its lease surely holds,
  * it is not being handed over). The gate throws to refuse; it is told what the action
- * does to the page (a wait only watches it). Reading the page (observe, text,
- * screenshots) is not gated: it changes nothing another driver could conflict with.
+ * does to the page (a wait only watches it; typing paints its last key, on a loaded host
+ * after its end). Reading the page (observe, text, screenshots) is not gated: it changes
+ * nothing another driver could conflict with.
  */
 export function gatedPageDriver(driver: PageDriver, gate: (effect: PageEffect) => Promise<void>): PageDriver {
   return {
@@ -26,7 +27,7 @@ export function gatedPageDriver(driver: PageDriver, gate: (effect: PageEffect) =
       return driver.click(target);
     },
     type: async (text, into, options) => {
-      await gate('changes');
+      await gate('types');
       return driver.type(text, into, options);
     },
     press: async (key) => {
