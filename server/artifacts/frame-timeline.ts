@@ -3,8 +3,7 @@ import type { LiveFrame } from '../browser';
 // A frame produced just before a moment reaches the recorder a little after it (encoding,
 // the DevTools connection; 15 to 45 ms on a quiet host, more on a busy one): how long
 // frameBetween() still waits for one. It holds only the picture, never the next action:
-// the last key of a typing step is painted before its end and may arrive after the next
-// action started.
+// a step's last frame, produced before its end, may arrive after the next action started.
 const FRAME_IN_FLIGHT_MS = 150;
 
 // How long shown() waits for the first frame of a change that painted nothing yet. A new

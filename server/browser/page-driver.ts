@@ -191,7 +191,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async navigate(url: string): Promise<void> {
-    await this.runInFront('navigation_failed', `navigating to ${url}`, async () => {
+    await this.changePage('navigation_failed', `navigating to ${url}`, async () => {
       if (!URL.canParse(url)) {
         throw new ActionError('navigation_failed', `"${url}" is not a valid URL`);
       }
@@ -216,19 +216,17 @@ export class PuppeteerPageDriver implements PageDriver {
         throw error;
       }
       await this.throwIfNavigationBlocked(started);
-      await this.untilPainted();
     });
   }
 
   async click(target: ActionTarget): Promise<void> {
-    await this.runInFront('target_not_found', `clicking ${describeTarget(target)}`, async () => {
+    await this.changePage('target_not_found', `clicking ${describeTarget(target)}`, async () => {
       const element = await this.resolve(target, 'click');
       try {
         await this.settleNavigation(() => clickElement(element));
       } finally {
         await element.dispose();
       }
-      await this.untilPainted();
     });
   }
 
@@ -248,7 +246,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async type(text: string, into: ActionTarget, options: { secret?: boolean } = {}): Promise<void> {
-    await this.runInFront('target_not_found', `typing into ${describeTarget(into)}`, async () => {
+    await this.changePage('target_not_found', `typing into ${describeTarget(into)}`, async () => {
       const field = await this.resolve(into, 'field');
       try {
         if ((await field.evaluate(TAG_NAME_FUNCTION)) === 'select') {
@@ -261,7 +259,6 @@ export class PuppeteerPageDriver implements PageDriver {
         if (options.secret === true) await field.evaluate(MASK_FIELD_FUNCTION);
         await field.focus();
         await this.page.keyboard.type(text);
-        await this.untilPainted();
       } finally {
         await field.dispose();
       }
@@ -269,7 +266,7 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async press(key: string): Promise<void> {
-    await this.runInFront('target_not_found', `pressing ${key}`, async () => {
+    await this.changePage('target_not_found', `pressing ${key}`, async () => {
       const keys = splitKeyCombination(key);
       const main = keys.pop();
       if (main === undefined) throw new ActionError('target_not_found', 'no key given');
@@ -281,15 +278,13 @@ export class PuppeteerPageDriver implements PageDriver {
           for (const modifier of keys.reverse()) await this.page.keyboard.up(modifier);
         }
       });
-      await this.untilPainted();
     });
   }
 
   async scroll(direction: 'up' | 'down'): Promise<void> {
-    await this.runInFront('target_not_found', `scrolling ${direction}`, async () => {
+    await this.changePage('target_not_found', `scrolling ${direction}`, async () => {
       const sign: 1 | -1 = direction === 'down' ? 1 : -1;
       await this.page.evaluate(SCROLL_SCRIPT, { direction: sign });
-      await this.untilPainted();
     });
   }
 
@@ -518,6 +513,14 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /** Runs an action and turns whatever it throws into an ActionError. */
+  /** runInFront() for an action that changes the page: it ends once the page has painted what it did (untilPainted). */
+  private changePage(fallback: ActionErrorCode, what: string, action: () => Promise<void>): Promise<void> {
+    return this.runInFront(fallback, what, async () => {
+      await action();
+      await this.untilPainted();
+    });
+  }
+
   /** run() for an action that changes or watches the page: on the page in front, where it paints and is recorded. */
   private runInFront<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
     return this.run(fallback, what, async () => {
