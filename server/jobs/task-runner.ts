@@ -104,7 +104,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     concurrency: config.agent.workers,
     claim: async (limit) => {
       const claimedAt = Date.now();
-      const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, limit, deps.browserPool.runningDeviceIds());
+      const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, limit, deps.browserPool.runningDeviceIds(), [...runs.keys()]);
       return claimed.map((task) => ({ task, claimedAt }));
     },
     work: ({ task, claimedAt }) => runTask(task, claimedAt),

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, isNull, lt, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, notInArray, isNull, lt, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from '../../../db/client';
 import { devices, tasks } from '../../../db/schema';
 import { dbNow } from '../db-clock';
@@ -24,8 +24,12 @@ function devicesOnHost(db: Db, hostId: string) {
  * service, or whose driver died (its lease ran out: a `driver_lost` step says so). Only this host's pool can drive
  * them, and its browsers outlive a service process, so a task whose driver died
  * continues here on the page it built (the run checks the browser's incarnation).
+ * `driving`: the tasks `owner` runs right now, never claimed again whatever their lease
+ * says. Its heartbeat may be late (a database outage, a loaded machine), and a second
+ * claim would start a second run of the task beside the first, under the same owner that
+ * every write is fenced by.
  */
-export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number, runningDeviceIds: readonly string[]): Promise<TaskRow[]> {
+export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number, runningDeviceIds: readonly string[], driving: readonly string[]): Promise<TaskRow[]> {
   // Only tasks whose browser this host's pool already runs: one still starting (a device
   // being adopted or re-attached) is claimed once it runs, not failed for lack of it.
   if (limit <= 0 || runningDeviceIds.length === 0) return [];
@@ -38,7 +42,7 @@ export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs:
       owner,
       leaseMs,
       limit,
-      due: and(eq(tasks.status, 'running'), onThisHost),
+      due: and(eq(tasks.status, 'running'), onThisHost, driving.length === 0 ? undefined : notInArray(tasks.id, [...driving])),
       orderBy: asc(tasks.createdAt),
       set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() },
     })
