@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendStepScreenshot, sendTaskRecording } from '../api/tasks/task-artifact-bytes';
+import { sendStepScreenshot, sendTaskRecording } from '../api/task-artifact-bytes';
 import { ApiError } from '../core/errors';
 import { operatorTaskRow } from '../domain/console/organization-activity';
 import { decodePathSegment } from '../http/path-segment';

@@ -1,43 +1,21 @@
 import { router } from '../trpc/init';
-import { getAnswerLinkProcedure } from './answer-links/get-answer-link';
-import { openAnswerLinkProcedure } from './answer-links/open-answer-link';
-import { getDeviceProcedure } from './devices/get-device';
-import { getEscalationProcedure } from './escalations/get-escalation';
-import { releaseTakeoverProcedure } from './sessions/release-takeover';
-import { takeOverDeviceProcedure } from './sessions/take-over-device';
-import { watchDeviceProcedure } from './sessions/watch-device';
-import { endSessionProcedure } from './sessions/end-session';
-import { deleteDeviceProcedure } from '../api/devices/delete-device';
-import { listOrganizationDevicesProcedure } from './devices/list-organization-devices';
-import { sleepDeviceProcedure } from '../api/devices/sleep-device';
-import { wakeDeviceProcedure } from '../api/devices/wake-device';
-import { listAuditEventsProcedure } from '../api/audit/list-audit-events';
-import { listWaitingOrganizationsProcedure } from './escalations/list-waiting-organizations';
-import { getOrganizationProcedure } from './organizations/get-organization';
-import { organizationUsageProcedure } from './organizations/organization-usage';
-import { updateOrganizationProcedure } from './organizations/update-organization';
-import { getTaskProcedure } from './tasks/get-task';
-import { listRecentTasksProcedure } from './tasks/list-recent-tasks';
-import { answerEscalationProcedure } from './escalations/answer-escalation';
-import { listPendingEscalationsProcedure } from './escalations/list-pending-escalations';
-import { createApiKeyProcedure } from './keys/create-api-key';
-import { listApiKeysProcedure } from './keys/list-api-keys';
-import { listScopesProcedure } from './keys/list-scopes';
-import { revokeApiKeyProcedure } from './keys/revoke-api-key';
-import { createOrganizationProcedure } from './organizations/create-organization';
-import { listOrganizationsProcedure } from './organizations/list-organizations';
-import { rotateEscalationSecretProcedure } from './organizations/rotate-escalation-secret';
-import { getOperatorProcedure } from './sign-in/get-operator';
-import { signInProcedure } from './sign-in/sign-in';
-import { signOutProcedure } from './sign-in/sign-out';
-import { createSpaceProcedure } from './spaces/create-space';
-import { deleteCredentialProcedure } from '../api/credentials/delete-credential';
-import { listCredentialsProcedure } from '../api/credentials/list-credentials';
-import { updateCredentialProcedure } from '../api/credentials/update-credential';
+import { listAuditEventsProcedure } from '../api/audit';
+import { deleteCredentialProcedure, listCredentialsProcedure, updateCredentialProcedure } from '../api/credentials';
+import { deleteDeviceProcedure, sleepDeviceProcedure, wakeDeviceProcedure } from '../api/devices';
+import { getAnswerLinkProcedure, openAnswerLinkProcedure } from './answer-links';
+import { getDeviceProcedure, listOrganizationDevicesProcedure } from './devices';
+import { answerEscalationProcedure, getEscalationProcedure, listPendingEscalationsProcedure, listWaitingOrganizationsProcedure } from './escalations';
+import { createApiKeyProcedure, listApiKeysProcedure, listScopesProcedure, revokeApiKeyProcedure } from './keys';
+import { createOrganizationProcedure, getOrganizationProcedure, listOrganizationsProcedure, organizationUsageProcedure, rotateEscalationSecretProcedure, updateOrganizationProcedure } from './organizations';
+import { endSessionProcedure, releaseTakeoverProcedure, takeOverDeviceProcedure, watchDeviceProcedure } from './sessions';
+import { getOperatorProcedure, signInProcedure, signOutProcedure } from './sign-in';
+import { createSpaceProcedure } from './spaces';
+import { getTaskProcedure, listRecentTasksProcedure } from './tasks';
 
 /**
  * The operator console's API, served at /console/api by tRPC's node adapter; each entry
- * is one call of the console's pages (the key is its path). Every change goes through the
+ * is one call of the console's pages (the key is its path), declared in the file of its
+ * resource (organizations.ts, keys.ts, ...). Every change goes through the
  * same domain functions as the admin CLI and the public API, audited the same way.
  */
 export const consoleAppRouter = router({

@@ -3,7 +3,7 @@ import { PeriodicTimer } from '../domain/periodic-timer';
 
 // Server-sent events as a transport: the response's headers, keep-alive comments, a
 // longest lifetime. What a stream carries is its route's business
-// (server/api/tasks/stream-task-events.ts, following the task by domain/tasks/event-streams.ts).
+// (streamTaskEvents in server/api/tasks.ts, following the task by domain/tasks/event-streams.ts).
 
 export interface StreamTiming {
   /** Interval of the `: keep-alive` comment (CONTRACT.md: 15 s). */

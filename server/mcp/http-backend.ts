@@ -2,7 +2,7 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import { appRouter } from '../api/router';
 import type { EntryServices } from '../api/entry-point';
-import { findStepScreenshot, getStepScreenshot } from '../api/tasks/get-step-screenshot';
+import { findStepScreenshot, getStepScreenshot } from '../api/tasks';
 import { ApiError, asApiError } from '../core/errors';
 import { newPublicId, parsePublicId } from '../domain/ids';
 import type { Principal } from '../domain/keys/principal';

@@ -1,4 +1,7 @@
-import { ApiError } from '../core/errors';
+import { z } from 'zod';
+import { ApiError, type ApiErrorCode } from '../core/errors';
+import type { Db } from '../../db/client';
+import type { Principal } from '../domain/keys/principal';
 import type { Scope } from '../domain/keys/scopes';
 import { resolveCaller, type CallerRule } from '../http/resolve-caller';
 import { publicProcedure, t } from './init';
@@ -37,6 +40,23 @@ export function scoped(...accepted: [Scope, ...Scope[]]) {
 /** The write gate: the scope, then the organization's product entitlement. */
 export function writeGated(scope: Scope) {
   return keyed({ kind: 'api_key', scopes: [scope], write: true });
+}
+
+const PathIdSchema = z.object({ id: z.string() });
+
+/**
+ * The write gate, then the `{id}` resource loaded for the caller (`notFound`, or 403 for a
+ * Space the key lacks) before the body is validated: the spec orders the resource check
+ * right after the write gate, so another organization's id answers 404 whatever the body
+ * holds. tRPC parses the input where `.input()` is chained, after this middleware. What
+ * was loaded goes on in the context (`ctx.resource`), so the route does not load it again.
+ */
+export function writeGatedOn<T>(scope: Scope, notFound: ApiErrorCode, load: (db: Db, principal: Principal, publicId: string) => Promise<T>) {
+  return writeGated(scope).use(async ({ ctx, getRawInput, next }) => {
+    const raw = PathIdSchema.safeParse(await getRawInput());
+    if (!raw.success) throw new ApiError(notFound);
+    return next({ ctx: { resource: await load(ctx.services.db, ctx.principal, raw.data.id) } });
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { devices, tasks } from '../../db/schema';
-import { streamTaskEvents } from '../../server/api/tasks/stream-task-events';
+import { streamTaskEvents } from '../../server/api/tasks';
 import { rawEntryHandler } from '../../server/assembly/v1-handler';
 import { EventStreams } from '../../server/domain/tasks/event-streams';
 import { parsePublicId } from '../../server/domain/ids';
