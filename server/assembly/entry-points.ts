@@ -174,6 +174,10 @@ export interface UpgradeRouterOptions {
 export function createUpgradeRouter(options: UpgradeRouterOptions): Upgrade {
   const list = [upgradeEntrance(SOCKET_PATHS.liveView, 'session_token', options.liveView), upgradeEntrance(SOCKET_PATHS.cdp, 'cdp_secret', options.cdp)];
   return (req, socket, head) => {
+    // Node takes its own error listener off a socket it hands over as an upgrade. Until a
+    // WebSocket owns it, or its refusal is written, a client resetting it raised an 'error'
+    // nobody heard, and that ends the process: any client could stop the service so.
+    socket.on('error', () => socket.destroy());
     const url = req.url ?? '';
     for (const entrance of list) {
       const id = entrance.pattern.exec(url)?.[1];
