@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { ApiError } from '../core/errors';
 
 /** CONTRACT.md: a body over 1 MiB is 413 payload_too_large, on every entrance. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -8,7 +9,10 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * declared Content-Length or the bytes received (chunked bodies declare none) pass it, so
  * the rest is never read nor held. The request is paused, not destroyed: its socket (and
  * the client's address) stay for the answer, which the caller sends with
- * `Connection: close` since the unread rest of the body is still on the connection.
+ * `Connection: close` since the unread rest of the body is still on the connection. A
+ * request that ends before its body did (the client left, or reset the connection) is
+ * 400 invalid_request: the client's doing, never an error of the service, and usually
+ * an answer nobody reads.
  */
 export function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const declaredLength = Number(req.headers['content-length'] ?? NaN);
@@ -31,11 +35,11 @@ export function readBody(req: IncomingMessage): Promise<Buffer | null> {
       stop();
       resolve(Buffer.concat(chunks));
     };
-    const onError = (error: Error) => {
+    const onError = (error?: Error) => {
       stop();
-      reject(error);
+      reject(new ApiError('invalid_request', { message: 'The request ended before its body did.', ...(error === undefined ? {} : { cause: error }) }));
     };
-    const onClose = () => onError(new Error('the request closed before its body ended'));
+    const onClose = () => onError();
     const stop = () => {
       req.off('data', onData);
       req.off('end', onEnd);

@@ -7,10 +7,18 @@ export type BodyReadResult = { ok: true; body: Record<string, unknown> } | { ok:
 /**
  * Reads a JSON request body with the CONTRACT.md rules: no body is an empty object, a
  * body over 1 MiB is 413, a body that is not declared as JSON is 415, anything but a
- * JSON object is 400. Never throws; the caller decides when to report the error.
+ * JSON object is 400, and so is a request that ended before its body did. Never throws;
+ * the caller decides when to report the error.
  */
 export async function readJsonBody(req: IncomingMessage): Promise<BodyReadResult> {
-  const bytes = await readBody(req);
+  let bytes: Buffer | null;
+  try {
+    bytes = await readBody(req);
+  } catch (error) {
+    // The request ended before its body did (readBody's one refusal).
+    if (error instanceof ApiError) return { ok: false, error };
+    throw error;
+  }
   if (bytes === null) return { ok: false, error: new ApiError('payload_too_large') };
   const raw = bytes.toString('utf8');
   if (raw.trim() === '') return { ok: true, body: {} };

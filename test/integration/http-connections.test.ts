@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http';
 import { RawConnection, type RawResponse } from '../support/raw-http';
@@ -142,5 +143,35 @@ describe('connections', () => {
     } finally {
       connection.close();
     }
+  });
+
+  it('takes a client that leaves in the middle of its body as the client gone, not as an error of the service', async () => {
+    const { port } = new URL(test.url);
+    const logged = logLines.length;
+    // A JSON body (a /v1 procedure, the resolve callback, the console's API, MCP), a form
+    // (OAuth), and a chunked body: each declared longer than what is sent before the reset.
+    const cutShort = [
+      `POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"space_id":`,
+      'POST /v1/escalations/esc_00000000-0000-0000-0000-000000000000/resolve HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer esctok_x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"answer":',
+      'POST /console/api/signIn HTTP/1.1\r\nHost: 127.0.0.1\r\nx-svc-console: 1\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"key":',
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":`,
+      'POST /oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\ngrant_type=',
+      `POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"spa\r\n`,
+    ];
+    for (const request of cutShort) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(request);
+          setTimeout(() => {
+            socket.resetAndDestroy();
+            resolve();
+          }, 50);
+        });
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const errors = logLines.slice(logged).filter((line) => JSON.parse(line).level >= 50);
+    expect(errors).toEqual([]);
+    expect((await apiClient(test.url, key)('GET', '/v1/whoami')).status).toBe(200);
   });
 });
