@@ -91,6 +91,8 @@ export interface RunningService {
 
 // How long shutdown waits for in-flight requests before cutting connections.
 const SHUTDOWN_GRACE_MS = 10_000;
+/** A flood of connections over the limit is said once in this long, not once per connection. */
+const DROPPED_WARNING_MS = 60_000;
 
 /** Where the log goes instead of stdout (tests read it back). */
 export interface StartOptions {
@@ -253,6 +255,16 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
       res.end();
     });
+  });
+  // Connections are a shared resource like any other: past the limit Node closes a new one
+  // at once, before it is read, so a flood of idle or slow connections cannot take the
+  // process's file descriptors from its database, browsers and recordings.
+  server.maxConnections = config.limits.connections;
+  let droppedWarnedAt = 0;
+  server.on('drop', () => {
+    if (Date.now() - droppedWarnedAt < DROPPED_WARNING_MS) return;
+    droppedWarnedAt = Date.now();
+    log.warn({ limit: config.limits.connections }, 'connections over OPERATOR_MAX_CONNECTIONS closed unanswered');
   });
   server.on('clientError', answerClientError(log));
   server.on('upgrade', createUpgradeRouter({ liveView: gateway, cdp: cdpGateway, console: nextConsole?.upgrade ?? null }));

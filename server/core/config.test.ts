@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     expect(config.rateLimit).toMatchObject({ perSecond: 20, burst: 40 });
     expect(config.webhooks.allowPrivateDestinations).toBe(false);
     expect(config.regions).toEqual(['local']);
-    expect(config.limits).toEqual({ authFailures: { limit: 20, windowSecs: 60 }, eventStreamsPerKey: 10, socketsPerSession: 4, sessionInputQueue: 64 });
+    expect(config.limits).toEqual({ authFailures: { limit: 20, windowSecs: 60 }, eventStreamsPerKey: 10, socketsPerSession: 4, sessionInputQueue: 64, connections: 4096 });
     expect(config.http.trustedProxies).toEqual([]);
   });
 

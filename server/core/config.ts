@@ -132,6 +132,7 @@ const EnvSchema = z.object({
   OPERATOR_MAX_STREAMS_PER_KEY: positiveInt(10),
   OPERATOR_SESSION_MAX_SOCKETS: positiveInt(4),
   OPERATOR_SESSION_INPUT_QUEUE: positiveInt(64),
+  OPERATOR_MAX_CONNECTIONS: positiveInt(4096),
 
   OPERATOR_PRICE_DEVICE_SECOND_MICRO: price,
   OPERATOR_PRICE_SESSION_SECOND_MICRO: price,
@@ -276,6 +277,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       socketsPerSession: e.OPERATOR_SESSION_MAX_SOCKETS,
       /** Inputs a live-view socket may have waiting; one more closes it (1008). */
       sessionInputQueue: e.OPERATOR_SESSION_INPUT_QUEUE,
+      /** Open client connections of the HTTP server (requests, WebSockets, streams); one more is closed unanswered. */
+      connections: e.OPERATOR_MAX_CONNECTIONS,
     },
     prices: {
       deviceSecondMicro: e.OPERATOR_PRICE_DEVICE_SECOND_MICRO ?? null,
