@@ -12,6 +12,7 @@ export const FailureCodeSchema = z.enum([
   'destination_blocked',
   'navigation_failed',
   'device_lost',
+  'page_crashed',
   'element_not_found',
   'action_timeout',
   'planner_error',
@@ -38,6 +39,8 @@ export const FAILURE_DETAILS = {
   destination_blocked: "The task tried to open a destination the device's egress policy blocks.",
   navigation_failed: 'A page the task needed could not be loaded.',
   device_lost: "The device's browser stopped while the task was running.",
+  // The renderer of the task's page died (out of memory, a fault); the browser lives on.
+  page_crashed: "The task's page crashed; the device's next task starts on a new page.",
   // The driver could not find the visible text, selector or element ref a step targeted.
   element_not_found: 'A page element the task needed was not found.',
   // A page action (most often `wait for`) did not see the page reach the expected state.
@@ -86,6 +89,7 @@ export const ACTION_ERROR_FAILURES = {
   destination_blocked: 'destination_blocked',
   timeout: 'action_timeout',
   browser_gone: 'device_lost',
+  page_crashed: 'page_crashed',
   download_failed: 'download_failed',
   download_too_large: 'download_too_large',
 } as const satisfies Record<ActionErrorCode, FailureCode>;

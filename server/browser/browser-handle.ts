@@ -141,12 +141,15 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   }
 
   /**
-   * The current driver, or a new one when there is none or the site closed its page
-   * (window.close()) while the browser lives. A replacement page inherits the allow-list.
+   * The current driver, or a new one when there is none, the site closed its page
+   * (window.close()) or its renderer crashed, while the browser lives: a crashed page is
+   * closed first, so the next task (and the live view) never meet it. A replacement page
+   * inherits the allow-list.
    */
   private async currentOrNewDriver(previous: Promise<PuppeteerPageDriver> | null): Promise<PuppeteerPageDriver> {
     const current = previous ? await previous.catch(() => null) : null;
-    if (current !== null && !current.isClosed) return current;
+    if (current !== null && !current.isClosed && !current.hasCrashed) return current;
+    if (current?.hasCrashed === true) await current.closePage();
     const driver = await this.openDriver();
     if (current?.allowedDomains) await driver.setAllowedDomains(current.allowedDomains);
     return driver;

@@ -341,3 +341,35 @@ describe('fingerprint and locate (replay cache)', () => {
     expect(await driver.locate({ ...button, path: 'html:nth-of-type(1)>body:nth-of-type(1)>button:nth-of-type(1)' })).toEqual({ status: 'ambiguous' });
   });
 });
+
+// Last: it replaces the page every test before it drove.
+describe('a crashed page', () => {
+  it('fails the action in progress at once with page_crashed, and the next page() is a new page that works', async () => {
+    await driver.navigate(server.url('/form'));
+    const waiting = driver.waitForText('never shown', 30_000);
+    // A renderer dying (out of memory, a fault), as a CDP client can make it.
+    const answers: Array<{ id?: number }> = [];
+    const channel = await handle.openCdpChannel((message) => answers.push(JSON.parse(message)), () => undefined);
+    try {
+      channel.receive(JSON.stringify({ id: 1, method: 'Target.getTargets' }));
+      await expect.poll(() => answers.some((answer) => answer.id === 1)).toBe(true);
+      const { targetInfos } = (answers.find((answer) => answer.id === 1) as { result: { targetInfos: Array<{ targetId: string; type: string }> } }).result;
+      const pageTarget = targetInfos.find((target) => target.type === 'page')!;
+      channel.receive(JSON.stringify({ id: 2, method: 'Target.attachToTarget', params: { targetId: pageTarget.targetId, flatten: true } }));
+      await expect.poll(() => answers.some((answer) => answer.id === 2)).toBe(true);
+      const { sessionId } = (answers.find((answer) => answer.id === 2) as { result: { sessionId: string } }).result;
+      const started = Date.now();
+      channel.receive(JSON.stringify({ id: 3, sessionId, method: 'Page.crash' }));
+      await expectActionError(waiting, 'page_crashed');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await expectActionError(driver.observe({ elements: false }), 'page_crashed');
+    } finally {
+      await channel.close();
+    }
+
+    const replaced = await handle.page();
+    expect(replaced).not.toBe(driver);
+    await replaced.navigate(server.url('/next'));
+    expect(await replaced.textOf('#where')).toBe('Second page');
+  });
+});

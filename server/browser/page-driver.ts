@@ -59,6 +59,8 @@ const NAVIGATION_START_GRACE_MS = 300;
  */
 const TARGET_APPEAR_MS = 2_000;
 const TARGET_POLL_MS = 100;
+/** Longest closePage() waits for a crashed page's tab to close before a new page is opened beside it. */
+const CLOSE_CRASHED_MS = 5_000;
 /** Longest untilPainted() waits for the page's next two animation frames. */
 const PAINT_SETTLE_MS = 500;
 /** A string, not a function: code for the page is never compiled by tsx (docs/architecture.md). */
@@ -105,13 +107,30 @@ export class PuppeteerPageDriver implements PageDriver {
    * animation frames and paints nothing, so neither its effects nor its recording show.
    */
   private mayBeBehindAnotherTab = true;
+  /**
+   * Rejects once the page's renderer crashed. A crashed page answers no command (each would
+   * wait out the protocol timeout), so every action races it, and the browser handle
+   * replaces the page before anything else drives it.
+   */
+  private readonly crashed: Promise<never>;
+  private crashedAt: number | null = null;
 
   private constructor(
     private readonly page: Page,
     private readonly isBrowserAlive: () => boolean,
     private readonly egress: EgressGate | null,
     private readonly downloadsDir: string | null,
-  ) {}
+  ) {
+    this.crashed = new Promise<never>((_resolve, reject) => {
+      // puppeteer's 'error' event of a page is Inspector.targetCrashed: the renderer died.
+      page.once('error', () => {
+        this.crashedAt = Date.now();
+        reject(pageCrashed());
+      });
+    });
+    // Raced by every action; nobody may be racing it when it happens.
+    this.crashed.catch(() => undefined);
+  }
 
   /**
    * `egress`: the proxy the page's browser goes through, or null where none is in front.
@@ -126,6 +145,16 @@ export class PuppeteerPageDriver implements PageDriver {
 
   get isClosed(): boolean {
     return this.page.isClosed();
+  }
+
+  /** Its renderer crashed: the page shows nothing and answers nothing until it is closed. */
+  get hasCrashed(): boolean {
+    return this.crashedAt !== null;
+  }
+
+  /** Closes the page (one that crashed, before a new one replaces it); CLOSE_CRASHED_MS at most. */
+  async closePage(): Promise<void> {
+    await Promise.race([this.page.close().catch(() => undefined), delay(CLOSE_CRASHED_MS)]);
   }
 
   /** The entries last given to setAllowedDomains(), as given. */
@@ -534,11 +563,13 @@ export class PuppeteerPageDriver implements PageDriver {
 
   private async run<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
     if (!this.isAlive()) throw browserGone();
+    if (this.hasCrashed) throw pageCrashed();
     try {
-      return await action();
+      return await Promise.race([action(), this.crashed]);
     } catch (error) {
       if (error instanceof ActionError) throw error;
       if (!this.isAlive() || error instanceof ConnectionClosedError) throw browserGone();
+      if (this.hasCrashed) throw pageCrashed();
       if (error instanceof TimeoutError && fallback !== 'navigation_failed') {
         throw new ActionError('timeout', `${what} timed out`);
       }
@@ -578,6 +609,10 @@ function hostOf(url: string): string {
 
 function browserGone(): ActionError {
   return new ActionError('browser_gone', 'the browser is no longer running');
+}
+
+function pageCrashed(): ActionError {
+  return new ActionError('page_crashed', "the page's renderer crashed");
 }
 
 function delay(ms: number): Promise<void> {

@@ -45,6 +45,7 @@ export type ActionErrorCode =
   | 'destination_blocked'
   | 'timeout'
   | 'browser_gone'
+  | 'page_crashed'
   | 'download_failed'
   | 'download_too_large';
 
