@@ -15,6 +15,13 @@ import {
   type PageDriver,
 } from './types.js';
 
+/**
+ * How long a run's page may take to answer a trivial evaluation before it counts as hung
+ * and is replaced: far beyond any page that merely works hard, and within the first of a
+ * run's protocol timeouts (60 s) it would otherwise wait out.
+ */
+const UNRESPONSIVE_PAGE_MS = 10_000;
+
 export interface PuppeteerBrowserHandleOptions {
   deviceId: string;
   pid: number | null;
@@ -81,12 +88,14 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.stagehand = stagehand === null ? null : new StagehandExtension(options.browser, stagehand.source, stagehand.copiesRoot);
   }
 
+  /** The page a run drives: the current one, or a new one in place of a page that is gone, crashed or hangs. */
   page(): Promise<PageDriver> {
-    return this.sharedDriver();
+    return this.sharedDriver({ checkResponsive: true });
   }
 
   async liveView(audience: ScreencastAudience): Promise<LiveView> {
-    const driver = await this.sharedDriver();
+    // Never judged here: a viewer arriving while a run's page is busy must not replace it.
+    const driver = await this.sharedDriver({ checkResponsive: false });
     return driver.openLiveView(audience);
   }
 
@@ -135,29 +144,42 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
    * The one driver behind page() and liveView(), so a viewer sees the page the agent
    * drives. Chained on the previous call, so concurrent callers never open two pages.
    */
-  private sharedDriver(): Promise<PuppeteerPageDriver> {
-    this.driver = this.currentOrNewDriver(this.driver);
+  private sharedDriver(options: { checkResponsive: boolean }): Promise<PuppeteerPageDriver> {
+    this.driver = this.currentOrNewDriver(this.driver, options);
     return this.driver;
   }
 
   /**
    * The current driver, or a new one when there is none, the site closed its page
-   * (window.close()) or its renderer crashed, while the browser lives: a crashed page is
-   * closed first, so the next task (and the live view) never meet it. A replacement page
-   * inherits the allow-list.
+   * (window.close()), or its renderer crashed or, asked by a run, answers nothing for
+   * UNRESPONSIVE_PAGE_MS (a script that never yields): such a page is closed first, and
+   * the run gets a new one rather than waiting out the protocol timeout on each command.
+   * A replacement page inherits the allow-list.
    */
-  private async currentOrNewDriver(previous: Promise<PuppeteerPageDriver> | null): Promise<PuppeteerPageDriver> {
+  private async currentOrNewDriver(previous: Promise<PuppeteerPageDriver> | null, options: { checkResponsive: boolean }): Promise<PuppeteerPageDriver> {
     const current = previous ? await previous.catch(() => null) : null;
-    if (current !== null && !current.isClosed && !current.hasCrashed) return current;
-    if (current?.hasCrashed === true) await current.closePage();
-    const driver = await this.openDriver();
-    if (current?.allowedDomains) await driver.setAllowedDomains(current.allowedDomains);
+    if (current === null || current.isClosed) return this.openDriver(current, 'any');
+    if (current.hasCrashed || (options.checkResponsive && !(await current.responds(UNRESPONSIVE_PAGE_MS)))) {
+      await current.closePage();
+      return this.openDriver(current, 'new');
+    }
+    return current;
+  }
+
+  /**
+   * A driver on a page of the context (`any`: the first open one, or a new one) or on a
+   * new page (`new`: the one it replaces may not have closed), with the allow-list of the
+   * driver it replaces.
+   */
+  private async openDriver(replacing: PuppeteerPageDriver | null, which: 'any' | 'new'): Promise<PuppeteerPageDriver> {
+    const driver = await this.newDriver(which);
+    if (replacing?.allowedDomains) await driver.setAllowedDomains(replacing.allowedDomains);
     return driver;
   }
 
-  private async openDriver(): Promise<PuppeteerPageDriver> {
+  private async newDriver(which: 'any' | 'new'): Promise<PuppeteerPageDriver> {
     try {
-      const pages = await this.context.pages();
+      const pages = which === 'any' ? await this.context.pages() : [];
       const page = pages.find((candidate) => !candidate.isClosed()) ?? (await this.context.newPage());
       return await PuppeteerPageDriver.create(page, () => this.browser.connected && this.closing === null, this.egress, this.downloadsDir);
     } catch {

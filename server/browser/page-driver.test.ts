@@ -342,8 +342,8 @@ describe('fingerprint and locate (replay cache)', () => {
   });
 });
 
-// Last: it replaces the page every test before it drove.
-describe('a crashed page', () => {
+// Last: they replace the page every test before them drove.
+describe('a crashed or hung page', () => {
   it('fails the action in progress at once with page_crashed, and the next page() is a new page that works', async () => {
     await driver.navigate(server.url('/form'));
     const waiting = driver.waitForText('never shown', 30_000);
@@ -371,5 +371,21 @@ describe('a crashed page', () => {
     expect(replaced).not.toBe(driver);
     await replaced.navigate(server.url('/next'));
     expect(await replaced.textOf('#where')).toBe('Second page');
+    driver = replaced;
   });
+
+  it('replaces a page whose script never yields when a run asks for its page, 10 s on', async () => {
+    await driver.navigate(server.url('/hang'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = Date.now();
+    const replaced = await handle.page();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(replaced).not.toBe(driver);
+    await replaced.navigate(server.url('/next'));
+    expect(await replaced.textOf('#where')).toBe('Second page');
+    driver = replaced;
+    // A page that answers is kept.
+    expect(await handle.page()).toBe(driver);
+  }, 40_000);
 });

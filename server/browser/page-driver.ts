@@ -59,7 +59,7 @@ const NAVIGATION_START_GRACE_MS = 300;
  */
 const TARGET_APPEAR_MS = 2_000;
 const TARGET_POLL_MS = 100;
-/** Longest closePage() waits for a crashed page's tab to close before a new page is opened beside it. */
+/** Longest closePage() waits for a crashed or hung page's tab to close before a new page is opened beside it. */
 const CLOSE_CRASHED_MS = 5_000;
 /** Longest untilPainted() waits for the page's next two animation frames. */
 const PAINT_SETTLE_MS = 500;
@@ -152,7 +152,12 @@ export class PuppeteerPageDriver implements PageDriver {
     return this.crashedAt !== null;
   }
 
-  /** Closes the page (one that crashed, before a new one replaces it); CLOSE_CRASHED_MS at most. */
+  /** Whether the page answers a trivial evaluation within `ms`: a renderer stuck in a script does not. */
+  async responds(ms: number): Promise<boolean> {
+    return Promise.race([this.page.evaluate('1').then(() => true, () => false), delay(ms).then(() => false)]);
+  }
+
+  /** Closes the page (one that crashed or hangs, before a new one replaces it); CLOSE_CRASHED_MS at most. */
   async closePage(): Promise<void> {
     await Promise.race([this.page.close().catch(() => undefined), delay(CLOSE_CRASHED_MS)]);
   }

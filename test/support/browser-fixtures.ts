@@ -73,6 +73,8 @@ const PAGES: Record<string, Route> = {
       <script>setTimeout(() => { document.getElementById('late').textContent = 'Arrived late'; }, 300);</script>`,
   }),
   '/next': () => ({ body: '<!doctype html><title>Next</title><p id="where">Second page</p>' }),
+  // A script that never yields, a moment after the page loaded: its renderer answers nothing more.
+  '/hang': () => ({ body: '<!doctype html><title>Hang</title><p>busy</p><script>setTimeout(() => { for (;;) {} }, 200);</script>' }),
   '/set-cookie': () => ({
     body: '<!doctype html><title>Cookie set</title><p>cookie set</p>',
     headers: { 'set-cookie': 'device_session=kept; Max-Age=3600; Path=/' },
