@@ -152,9 +152,13 @@ export class PuppeteerPageDriver implements PageDriver {
     return this.crashedAt !== null;
   }
 
-  /** Whether the page answers a trivial evaluation within `ms`: a renderer stuck in a script does not. */
+  /**
+   * Whether the page answers a trivial evaluation within `ms`: a renderer stuck in a script
+   * does not. An error is an answer too (a document being replaced destroys the context it
+   * ran in): only silence counts.
+   */
   async responds(ms: number): Promise<boolean> {
-    return Promise.race([this.page.evaluate('1').then(() => true, () => false), delay(ms).then(() => false)]);
+    return Promise.race([this.page.evaluate('1').then(() => true, () => true), delay(ms).then(() => false)]);
   }
 
   /** Closes the page (one that crashed or hangs, before a new one replaces it); CLOSE_CRASHED_MS at most. */
