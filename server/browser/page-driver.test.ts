@@ -385,7 +385,13 @@ describe('a crashed or hung page', () => {
     await replaced.navigate(server.url('/next'));
     expect(await replaced.textOf('#where')).toBe('Second page');
     driver = replaced;
-    // A page that answers is kept.
+    // A page that answers is kept, and so is one whose navigation waits for its server.
     expect(await handle.page()).toBe(driver);
-  }, 40_000);
+    const slow = driver.navigate(server.url('/slow-answer')).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const asked = Date.now();
+    expect(await handle.page()).toBe(driver);
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    await slow;
+  }, 60_000);
 });

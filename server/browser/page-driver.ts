@@ -97,6 +97,8 @@ export class PuppeteerPageDriver implements PageDriver {
   private readonly navigationRequestListeners = new Set<() => void>();
   /** The main frame's latest navigation request (the last hop of a redirect chain). */
   private mainFrameNavigationUrl: string | null = null;
+  /** A navigation of the main frame that has not committed yet (waiting for its server). */
+  private pendingNavigation: HTTPRequest | null = null;
   /** What the refs of the last observation point at; refs are numbered across frames. */
   private refTargets = new Map<number, RefTarget>();
   /** Marks handed out by locate(). */
@@ -153,12 +155,27 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /**
-   * Whether the page answers a trivial evaluation within `ms`: a renderer stuck in a script
-   * does not. An error is an answer too (a document being replaced destroys the context it
-   * ran in): only silence counts.
+   * Whether the page's renderer answers a trivial evaluation within `ms`: one stuck in a
+   * script does not. Sent raw on a session of its own, into whatever document is there:
+   * puppeteer's evaluate waits for a navigation under way to give it a new document, which
+   * a slow server can take longer than `ms` to do. An error is an answer too; only silence
+   * counts. A page whose navigation waits for its server answers nothing meanwhile either:
+   * it is not judged (its navigation's own timeout is the limit).
    */
   async responds(ms: number): Promise<boolean> {
-    return Promise.race([this.page.evaluate('1').then(() => true, () => true), delay(ms).then(() => false)]);
+    if (this.pendingNavigation !== null) return true;
+    const answered = (async () => {
+      const session = await this.page.createCDPSession();
+      try {
+        await session.send('Runtime.evaluate', { expression: '1' });
+      } finally {
+        await session.detach().catch(() => undefined);
+      }
+    })().then(
+      () => true,
+      () => true,
+    );
+    return Promise.race([answered, delay(ms).then(() => false)]);
   }
 
   /** Closes the page (one that crashed or hangs, before a new one replaces it); CLOSE_CRASHED_MS at most. */
@@ -173,6 +190,12 @@ export class PuppeteerPageDriver implements PageDriver {
 
   private async install(): Promise<void> {
     this.page.on('request', (request) => this.onRequest(request));
+    this.page.on('framenavigated', (frame) => {
+      if (frame === this.page.mainFrame()) this.pendingNavigation = null;
+    });
+    this.page.on('requestfailed', (request) => {
+      if (request === this.pendingNavigation) this.pendingNavigation = null;
+    });
     // Links that open tabs are retargeted in-page; anything that still opens one (for
     // example a popup opened by the browser itself) is closed, as the agent drives one
     // page and other pages would escape request interception.
@@ -404,6 +427,7 @@ export class PuppeteerPageDriver implements PageDriver {
   private onRequest(request: HTTPRequest): void {
     if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
       this.mainFrameNavigationUrl = request.url();
+      this.pendingNavigation = request;
       for (const listener of this.navigationRequestListeners) listener();
     }
     if (request.interceptResolutionState().action === InterceptResolutionAction.None) {

@@ -34,6 +34,8 @@ interface RouteResponse {
   status?: number;
   body: string;
   headers?: Record<string, string>;
+  /** How long the server waits before it answers. */
+  delayMs?: number;
 }
 
 type Route = (request: http.IncomingMessage, port: number) => RouteResponse;
@@ -73,6 +75,8 @@ const PAGES: Record<string, Route> = {
       <script>setTimeout(() => { document.getElementById('late').textContent = 'Arrived late'; }, 300);</script>`,
   }),
   '/next': () => ({ body: '<!doctype html><title>Next</title><p id="where">Second page</p>' }),
+  // A server that answers after 12 s: a navigation to it stays pending that long.
+  '/slow-answer': () => ({ body: '<!doctype html><title>Slow</title><p>at last</p>', delayMs: 12_000 }),
   // A script that never yields, a moment after the page loaded: its renderer answers nothing more.
   '/hang': () => ({ body: '<!doctype html><title>Hang</title><p>busy</p><script>setTimeout(() => { for (;;) {} }, 200);</script>' }),
   '/set-cookie': () => ({
@@ -212,8 +216,8 @@ export async function startPageServer(): Promise<PageServer> {
       response.writeHead(404, { 'content-type': 'text/html' }).end('<title>Not found</title>');
       return;
     }
-    const { status = 200, body, headers = {} } = route(request, port);
-    response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
+    const { status = 200, body, headers = {}, delayMs = 0 } = route(request, port);
+    setTimeout(() => response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body), delayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
