@@ -68,6 +68,9 @@ class FollowingLiveView implements LiveView {
   /** Nobody watches it live: its frames stay sized for the recording. */
   async setAudience(): Promise<void> {}
 
+  /** Never: it moves to the context's next page itself when the one it shows goes. */
+  onEnded(): void {}
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.context.off('targetcreated', this.onTargetCreated);

@@ -57,6 +57,7 @@ export async function openLiveView(page: Page, audience: ScreencastAudience): Pr
 
 class ScreencastLiveView implements LiveView {
   private readonly listeners = new Set<(frame: LiveFrame) => void>();
+  private readonly endedListeners = new Set<() => void>();
   private latestFrame: LiveFrame | null = null;
   private firstFrameTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | null = null;
@@ -70,6 +71,16 @@ class ScreencastLiveView implements LiveView {
   ) {}
 
   async start(): Promise<void> {
+    // The page closed (the site's window.close(), a replacement) or its renderer crashed
+    // (puppeteer's page 'error'): told once, unless this view was closed first.
+    const ended = () => {
+      if (this.closing !== null) return;
+      const listeners = [...this.endedListeners];
+      this.endedListeners.clear();
+      for (const listener of listeners) listener();
+    };
+    this.page.once('close', ended);
+    this.page.once('error', ended);
     this.session.on('Page.screencastFrame', (event) => this.onScreencastFrame(event));
     await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS[this.audience]);
     this.firstFrameTimer = setTimeout(() => void this.captureFrameIfNoneArrived(null), FIRST_FRAME_WAIT_MS);
@@ -102,6 +113,11 @@ class ScreencastLiveView implements LiveView {
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  onEnded(listener: () => void): void {
+    if (this.page.isClosed()) listener();
+    else this.endedListeners.add(listener);
   }
 
   async input(event: LiveInput): Promise<void> {

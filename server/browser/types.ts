@@ -179,6 +179,11 @@ export interface LiveView {
   input(event: LiveInput): Promise<void>;
   /** Sizes the frames for `audience` from now on (a no-op when they already are). */
   setAudience(audience: ScreencastAudience): Promise<void>;
+  /**
+   * Calls `listener` once the page it shows is gone (closed, or its renderer crashed): no
+   * frame comes any more, and the page that replaces it needs a view of its own.
+   */
+  onEnded(listener: () => void): void;
   /** Stops the screencast; idempotent. */
   close(): Promise<void>;
 }

@@ -2,33 +2,41 @@ import { describe, expect, it } from 'vitest';
 import type { BrowserHandle, LiveFrame, LiveView, ScreencastAudience } from '../browser';
 import { DeviceViews } from './device-views';
 
-/** A device's browser whose live view is a recording fake: how often it was opened, and its frames pushed by hand. */
+/**
+ * A device's browser whose live views are recording fakes: how often one was opened, its
+ * frames pushed by hand to the latest one, and the end of the page it shows.
+ */
 function fakeDevice() {
-  const listeners = new Set<(frame: LiveFrame) => void>();
+  let shown = { frames: new Set<(frame: LiveFrame) => void>(), ended: new Set<() => void>() };
   const device = {
     viewsOpened: 0,
     viewsClosed: 0,
-    /** The audience the view was opened for, then each one it was set to. */
+    /** The audience each view was opened for, then each one it was set to. */
     audiences: [] as ScreencastAudience[],
-    emit: (frame: LiveFrame) => listeners.forEach((listener) => listener(frame)),
-  };
-  const view: LiveView = {
-    onFrame(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    input: async () => undefined,
-    setAudience: async (audience) => {
-      if (device.audiences.at(-1) !== audience) device.audiences.push(audience);
-    },
-    close: async () => {
-      device.viewsClosed += 1;
-    },
+    emit: (frame: LiveFrame) => shown.frames.forEach((listener) => listener(frame)),
+    /** The page the latest view shows goes (its renderer crashed, or the site closed it). */
+    endPage: () => shown.ended.forEach((listener) => listener()),
   };
   const handle = {
     liveView: async (audience: ScreencastAudience) => {
       device.viewsOpened += 1;
       device.audiences.push(audience);
+      const own = { frames: new Set<(frame: LiveFrame) => void>(), ended: new Set<() => void>() };
+      shown = own;
+      const view: LiveView = {
+        onFrame(listener) {
+          own.frames.add(listener);
+          return () => own.frames.delete(listener);
+        },
+        input: async () => undefined,
+        setAudience: async (audience) => {
+          if (device.audiences.at(-1) !== audience) device.audiences.push(audience);
+        },
+        onEnded: (listener) => own.ended.add(listener),
+        close: async () => {
+          device.viewsClosed += 1;
+        },
+      };
       return view;
     },
   } as unknown as BrowserHandle;
@@ -86,6 +94,33 @@ describe('DeviceViews', () => {
     // Opened by a socket, it is full size from the start.
     await views.acquire('device-1');
     expect(device.audiences.at(-1)).toBe('people');
+  });
+
+  it("shows the device's next page to the same sockets and recorders when the one shown is gone (crashed, closed)", async () => {
+    const { device, pool } = fakeDevice();
+    const views = new DeviceViews(pool);
+    const recorded: LiveFrame[] = [];
+    const stopRecording = await views.watchFrames('device-1', (frame) => recorded.push(frame));
+    const viewer = await views.acquire('device-1');
+    const received: Buffer[] = [];
+    viewer.onFrame((message) => received.push(message));
+    device.endPage();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(device.viewsOpened).toBe(2);
+    // A socket watches: the new view is full size.
+    expect(device.audiences.at(-1)).toBe('people');
+    device.emit({ data: '/9j/BBBB', width: 800, height: 600, swappedAt: 1 });
+    expect(recorded.at(-1)?.data).toBe('/9j/BBBB');
+    expect(JSON.parse(received.at(-1)!.toString()).data).toBe('/9j/BBBB');
+
+    views.release('device-1');
+    stopRecording();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(device.viewsClosed).toBe(1);
+    // Released before its page went: not opened again.
+    device.endPage();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(device.viewsOpened).toBe(2);
   });
 
   it('refuses a device with no browser in this process', async () => {

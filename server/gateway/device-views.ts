@@ -1,4 +1,4 @@
-import type { BrowserPool, LiveFrame, LiveInput, LiveView, ScreencastAudience } from '../browser';
+import type { BrowserHandle, BrowserPool, LiveFrame, LiveInput, LiveView, ScreencastAudience } from '../browser';
 import { encodeFrameMessage } from './gateway-messages';
 
 /** A device's live view as the sockets watching it share it. */
@@ -39,9 +39,9 @@ export class DeviceViews {
   /** The device's view, for a socket; throws when the device has no browser in this process. */
   async acquire(deviceId: string): Promise<SharedView> {
     const entry = await this.#acquire(deviceId, 'people');
-    const view = await entry.view;
     return {
-      input: (event) => view.input(event),
+      // The entry's view of the moment: it is replaced when the device's page is (#follow).
+      input: async (event) => (await entry.view).input(event),
       onFrame: (listener) => {
         entry.listeners.add(listener);
         if (entry.latestFrame !== null) listener(entry.latest !== null && entry.latestEncoded === entry.latestFrame ? entry.latest : encodeFrameMessage(entry.latestFrame));
@@ -109,8 +109,23 @@ export class DeviceViews {
     if (browser === undefined) throw new Error('the device has no browser on this host');
     const entry: Entry = { view: browser.liveView(firstUser), users: 0, people: 0, listeners: new Set(), latest: null, frameListeners: new Set(), latestFrame: null, latestEncoded: null };
     this.#views.set(deviceId, entry);
+    this.#follow(deviceId, entry, browser);
+    return entry;
+  }
+
+  /**
+   * Hands the frames of the entry's view to its sockets and recorders, and when the page it
+   * shows is gone (the renderer crashed, the site closed it) opens a view of the device's
+   * next page for them: the same sockets and recorders then see the page that replaced it.
+   */
+  #follow(deviceId: string, entry: Entry, browser: BrowserHandle): void {
     void entry.view.then(
-      (view) =>
+      (view) => {
+        view.onEnded(() => {
+          if (this.#views.get(deviceId) !== entry) return;
+          entry.view = browser.liveView(entry.people > 0 ? 'people' : 'recording');
+          this.#follow(deviceId, entry, browser);
+        });
         view.onFrame((frame) => {
           entry.latestFrame = frame;
           for (const listener of entry.frameListeners) {
@@ -125,11 +140,11 @@ export class DeviceViews {
             entry.latestEncoded = frame;
             publish(entry, encodeFrameMessage(frame));
           }
-        }),
-      // acquire() reports the failure to its caller.
+        });
+      },
+      // acquire() reports the failure to its caller; an input, to its socket.
       () => undefined,
     );
-    return entry;
   }
 }
 
