@@ -115,7 +115,7 @@ export class PuppeteerPageDriver implements PageDriver {
    * replaces the page before anything else drives it.
    */
   private readonly crashed: Promise<never>;
-  private crashedAt: number | null = null;
+  private crashSeen = false;
 
   private constructor(
     private readonly page: Page,
@@ -126,7 +126,7 @@ export class PuppeteerPageDriver implements PageDriver {
     this.crashed = new Promise<never>((_resolve, reject) => {
       // puppeteer's 'error' event of a page is Inspector.targetCrashed: the renderer died.
       page.once('error', () => {
-        this.crashedAt = Date.now();
+        this.crashSeen = true;
         reject(pageCrashed());
       });
     });
@@ -151,7 +151,7 @@ export class PuppeteerPageDriver implements PageDriver {
 
   /** Its renderer crashed: the page shows nothing and answers nothing until it is closed. */
   get hasCrashed(): boolean {
-    return this.crashedAt !== null;
+    return this.crashSeen;
   }
 
   /**
@@ -574,7 +574,6 @@ export class PuppeteerPageDriver implements PageDriver {
     return this.isBrowserAlive() && !this.page.isClosed();
   }
 
-  /** Runs an action and turns whatever it throws into an ActionError. */
   /** runInFront() for an action that changes the page: it ends once the page has painted what it did (untilPainted). */
   private changePage(fallback: ActionErrorCode, what: string, action: () => Promise<void>): Promise<void> {
     return this.runInFront(fallback, what, async () => {
@@ -594,6 +593,7 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
+  /** Runs an action, failing it at once if the page crashes meanwhile, and turns whatever it throws into an ActionError. */
   private async run<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
     if (!this.isAlive()) throw browserGone();
     if (this.hasCrashed) throw pageCrashed();
