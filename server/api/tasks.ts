@@ -128,7 +128,9 @@ export function streamTaskEvents(timing: StreamTiming = CONTRACT_TIMING) {
           stream.end();
         },
         failed: (error) => {
-          services.log.error({ err: error, requestId }, 'task event stream failed');
+          // An unreachable database is the availability's to tell, once, not each stream's;
+          // the client reconnects with Last-Event-ID once it is back.
+          if (!services.databaseAvailability.absorb(error)) services.log.error({ err: error, requestId }, 'task event stream failed');
           stream.end();
         },
         stopped: (closeConnection) => stream.end(closeConnection),
