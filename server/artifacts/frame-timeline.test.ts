@@ -89,12 +89,38 @@ describe('FrameTimeline', () => {
     timeline.see(frame('the last key, produced after the end', now + 40));
     await typing;
 
+    // A page that asks for no repaint (none given) and stays still: the whole wait, bounded.
     const still = new FrameTimeline();
     still.see(frame('every key', now - 10));
     const started = performance.now();
     await still.shown(now - 400, now);
     expect(performance.now() - started).toBeGreaterThanOrEqual(120);
     expect(performance.now() - started).toBeLessThan(400);
+  });
+
+  it('asks a still page for a frame after a typing step, and shows the step as soon as that frame comes', async () => {
+    const now = Date.now();
+    let asked = 0;
+    const timeline: FrameTimeline = new FrameTimeline(async () => {
+      asked += 1;
+      setTimeout(() => timeline.see(frame('every key, drawn on request', Date.now())), 20);
+    });
+    timeline.see(frame('every key', now - 10));
+    const started = performance.now();
+    await timeline.shown(now - 400, now);
+    expect(asked).toBe(1);
+    expect(performance.now() - started).toBeLessThan(100);
+
+    // A frame after the step's end already came: nothing to ask.
+    const painted = new FrameTimeline(async () => {
+      asked += 1;
+    });
+    painted.see(frame('the last key, produced after the end', now + 5));
+    await painted.shown(now - 400, now);
+    // Nor after a step that did not type: its action ended once painted (PageDriver).
+    painted.see(frame('a click', now + 10));
+    await painted.shown(now + 8);
+    expect(asked).toBe(1);
   });
 
   it('shows a change that painted at once, and at the end at once', async () => {

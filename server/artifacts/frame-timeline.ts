@@ -15,7 +15,8 @@ const PAINT_WAIT_MS = 400;
 // How long shown() waits, after a step that typed, for a frame produced after the step's
 // end. Typing ends once the page has run the animation frame that paints its last key, but
 // a compositor behind its page (a loaded host) produces that frame after the step's end;
-// on a quiet host no frame follows and the wait lasts this long.
+// on a quiet host it came before, and no frame follows a still page by itself: shown()
+// asks the page for one (a repaint, about 25 ms), and waits this long at most for it.
 const TYPED_PAINT_WAIT_MS = 150;
 
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
@@ -52,6 +53,12 @@ export class FrameTimeline {
   #ended = false;
   readonly #waiters = new Set<FrameWaiter>();
   readonly #paintWaits = new Set<PaintWait>();
+  readonly #repaint: () => Promise<void>;
+
+  /** `repaint` asks the page for a frame of how it is now (LiveView.repaint). */
+  constructor(repaint: () => Promise<void> = async () => undefined) {
+    this.#repaint = repaint;
+  }
 
   /** A frame reached the recording. */
   see(frame: LiveFrame): void {
@@ -111,17 +118,26 @@ export class FrameTimeline {
    * host the compositor is late), PAINT_WAIT_MS at most (a change may repaint nothing).
    * At the end, at once. The action itself ended only once the page had painted its
    * effect (PageDriver), so frames produced after its end are no longer its own, but for
-   * typing's: `typedBy`, the end of a step that typed, is then waited past as well
-   * (TYPED_PAINT_WAIT_MS at most).
+   * typing's: `typedBy`, the end of a step that typed, is then waited past as well, on a
+   * frame asked of the page (TYPED_PAINT_WAIT_MS at most).
    */
   async shown(changedAt: number, typedBy: number | null = null): Promise<void> {
     await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
-    if (typedBy !== null) await this.#paintedAfter(typedBy, TYPED_PAINT_WAIT_MS);
+    if (typedBy === null) return;
+    const painted = this.#paintedAfter(typedBy, TYPED_PAINT_WAIT_MS);
+    // A frame drawn from now on shows every key: typing ended after the page committed the last.
+    if (!this.#paintedSince(typedBy)) void this.#repaint().catch(() => undefined);
+    await painted;
+  }
+
+  /** Whether a frame produced after `since` has been seen, or none will come (the end). */
+  #paintedSince(since: number): boolean {
+    return this.#ended || this.#recent.some((frame) => frame.swappedAt > since);
   }
 
   /** Resolves once a frame produced after `since` has been seen, after `timeoutMs`, or at the end. */
   #paintedAfter(since: number, timeoutMs: number): Promise<void> {
-    if (this.#ended || this.#recent.some((frame) => frame.swappedAt > since)) return Promise.resolve();
+    if (this.#paintedSince(since)) return Promise.resolve();
     return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const wait: PaintWait = {

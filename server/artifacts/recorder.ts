@@ -22,7 +22,14 @@ import { probeVideo } from './probe-video';
 
 /** The device's screencast, shared with live-view sockets (server/gateway/device-views.ts). */
 export interface FrameSource {
-  watchFrames(deviceId: string, listener: (frame: LiveFrame) => void): Promise<() => void>;
+  watchFrames(deviceId: string, listener: (frame: LiveFrame) => void): Promise<FrameWatch>;
+}
+
+/** One listener's frames of a device's screencast. */
+export interface FrameWatch {
+  stop(): void;
+  /** Asks the page for a frame of how it is now (LiveView.repaint). */
+  repaint(): Promise<void>;
 }
 
 export interface RecorderDeps {
@@ -86,7 +93,8 @@ export class Recorder {
     const file = path.join(this.#directory, `${recordingId}.mp4`);
     let encoder: FrameEncoder | null = null;
     let stopped = false;
-    const timeline = new FrameTimeline();
+    let watch: FrameWatch | null = null;
+    const timeline = new FrameTimeline(async () => watch?.repaint());
     let firstFrame: () => void = () => undefined;
     const firstFrameArrived = new Promise<void>((resolve) => {
       firstFrame = resolve;
@@ -109,7 +117,6 @@ export class Recorder {
         // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
       }
     };
-    let unwatch: () => void;
     let row: RecordingRow;
     try {
       await mkdir(this.#directory, { recursive: true, mode: 0o700 });
@@ -119,7 +126,7 @@ export class Recorder {
       return NOTHING;
     }
     try {
-      unwatch = await frames.watchFrames(deviceId, onFrame);
+      watch = await frames.watchFrames(deviceId, onFrame);
     } catch (error) {
       log.warn({ err: error, recordingId }, 'recording got no screencast; marked failed');
       await markRecordingFailed(db, recordingId).catch(() => undefined);
@@ -137,7 +144,7 @@ export class Recorder {
           // ffmpeg finishes: those waits end with the video, at no cost of their own.
           const stopWatching = () => {
             timeline.end();
-            unwatch();
+            watch.stop();
           };
           const running = encoder as FrameEncoder | null;
           if (running === null) {

@@ -65,6 +65,10 @@ class FollowingLiveView implements LiveView {
     await this.current.view.input(event);
   }
 
+  async repaint(): Promise<void> {
+    await this.current?.view.repaint();
+  }
+
   /** Nobody watches it live: its frames stay sized for the recording. */
   async setAudience(): Promise<void> {}
 

@@ -181,6 +181,28 @@ describe('frames', () => {
     await expect(first.close()).resolves.toBeUndefined();
   });
 
+  it('sends a frame drawn after repaint() was asked, from a page that stands still', async () => {
+    const view = await openView();
+    const { frames } = recordFrames(view);
+    await waitForFrames(frames, 1);
+    // Still: no frame for 300 ms, so none would come by itself.
+    let seen = frames.length;
+    await expect
+      .poll(
+        async () => {
+          const before = frames.length;
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          seen = frames.length;
+          return seen === before;
+        },
+        { timeout: 5_000, interval: 0 },
+      )
+      .toBe(true);
+    const askedAt = Date.now();
+    await view.repaint();
+    await expect.poll(() => frames.slice(seen).some((frame) => frame.swappedAt >= askedAt), { timeout: 500, interval: 10 }).toBe(true);
+  });
+
   it('falls back to a screenshot when the screencast sends nothing', async () => {
     const remote = await startRemoteChromium(path.join(temp.dir, 'silent-screencast'));
     const browser = await puppeteer.connect({

@@ -184,6 +184,12 @@ export interface LiveView {
    * frame comes any more, and the page that replaces it needs a view of its own.
    */
   onEnded(listener: () => void): void;
+  /**
+   * Makes the compositor draw the page as it is now, which the screencast sends like any
+   * other frame: a still page sends none by itself, so a frame produced before someone
+   * could tell it was there is followed by one that surely shows what it did.
+   */
+  repaint(): Promise<void>;
   /** Stops the screencast; idempotent. */
   close(): Promise<void>;
 }

@@ -113,7 +113,7 @@ export class CdpGateway extends DeviceSocketGateway<'cdp_secret'> {
       if (handle === undefined) throw new Error('the device has no browser on this host');
       const view = await handle.followingLiveView();
       view.onFrame(listener);
-      return () => void view.close();
+      return { stop: () => void view.close(), repaint: () => view.repaint() };
     },
   };
   // Reports its own errors; a tick never overlaps the one before it.

@@ -13,6 +13,8 @@ function fakeDevice() {
     viewsClosed: 0,
     /** The audience each view was opened for, then each one it was set to. */
     audiences: [] as ScreencastAudience[],
+    /** For each repaint asked, the number of the view (in opening order) it was asked of. */
+    repaintsOfView: [] as number[],
     emit: (frame: LiveFrame) => shown.frames.forEach((listener) => listener(frame)),
     /** The page the latest view shows goes (its renderer crashed, or the site closed it). */
     endPage: () => shown.ended.forEach((listener) => listener()),
@@ -33,6 +35,9 @@ function fakeDevice() {
           if (device.audiences.at(-1) !== audience) device.audiences.push(audience);
         },
         onEnded: (listener) => own.ended.add(listener),
+        repaint: async () => {
+          device.repaintsOfView.push(device.viewsOpened);
+        },
         close: async () => {
           device.viewsClosed += 1;
         },
@@ -87,7 +92,7 @@ describe('DeviceViews', () => {
     expect(device.audiences).toEqual(['recording', 'people', 'recording']);
     device.emit({ data: '/9j/AAAA', width: 1280, height: 720, swappedAt: 0 });
     expect(recorded).toHaveLength(1);
-    stopRecording();
+    stopRecording.stop();
     await new Promise((resolve) => setImmediate(resolve));
     expect(device.viewsClosed).toBe(1);
 
@@ -112,9 +117,12 @@ describe('DeviceViews', () => {
     device.emit({ data: '/9j/BBBB', width: 800, height: 600, swappedAt: 1 });
     expect(recorded.at(-1)?.data).toBe('/9j/BBBB');
     expect(JSON.parse(received.at(-1)!.toString()).data).toBe('/9j/BBBB');
+    // A recorder asking for a frame asks the page shown now, not the one that went.
+    await stopRecording.repaint();
+    expect(device.repaintsOfView).toEqual([2]);
 
     views.release('device-1');
-    stopRecording();
+    stopRecording.stop();
     await new Promise((resolve) => setImmediate(resolve));
     expect(device.viewsClosed).toBe(1);
     // Released before its page went: not opened again.

@@ -1,4 +1,5 @@
 import type { BrowserHandle, BrowserPool, LiveFrame, LiveInput, LiveView, ScreencastAudience } from '../browser';
+import type { FrameWatch } from '../artifacts/recorder';
 import { encodeFrameMessage } from './gateway-messages';
 
 /** A device's live view as the sockets watching it share it. */
@@ -52,19 +53,23 @@ export class DeviceViews {
 
   /**
    * Calls `listener` with every frame of the device's page (and at once with the latest),
-   * on the same screencast the viewers share; returns the function that stops it. Throws
+   * on the same screencast the viewers share, until the watch returned stops. Throws
    * like acquire() when the device has no browser in this process.
    */
-  async watchFrames(deviceId: string, listener: (frame: LiveFrame) => void): Promise<() => void> {
+  async watchFrames(deviceId: string, listener: (frame: LiveFrame) => void): Promise<FrameWatch> {
     const entry = await this.#acquire(deviceId, 'recording');
     entry.frameListeners.add(listener);
     if (entry.latestFrame !== null) listener(entry.latestFrame);
     let stopped = false;
-    return () => {
-      if (stopped) return;
-      stopped = true;
-      entry.frameListeners.delete(listener);
-      this.#release(deviceId, 'recording');
+    return {
+      stop: () => {
+        if (stopped) return;
+        stopped = true;
+        entry.frameListeners.delete(listener);
+        this.#release(deviceId, 'recording');
+      },
+      // The entry's view of the moment: it is replaced when the device's page is (#follow).
+      repaint: async () => (await entry.view).repaint(),
     };
   }
 
