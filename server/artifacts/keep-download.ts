@@ -7,11 +7,13 @@ import { Transform } from 'node:stream';
 import type { Db } from '../../db/client';
 import { ActionError, type DownloadedFile } from '../browser';
 import { contentTypeFor, insertTaskFile, safeFileName, taskFileObjectKey } from '../domain/files/task-files';
+import type { Logger } from '../core/log';
 import type { ObjectStore } from '../storage';
 
 export interface KeepDownloadDeps {
   db: Db;
   store: ObjectStore;
+  log: Logger;
   /** The service's own working folder (`<dataDir>/downloads`), where a copy is made. */
   workDir: string;
 }
@@ -22,7 +24,9 @@ export interface KeepDownloadDeps {
  * opened without following links and must be a plain file with one link: a compromised
  * browser cannot make the service read anything else. It is copied to a folder of the
  * service's own while its SHA-256 is computed and its size held to `maxBytes`, then
- * stored. The browser's folder is removed whatever happens.
+ * stored. The browser's folder is removed whatever happens. A store that refuses the file
+ * fails the download (`download_failed`): the step waits for its file, and the task
+ * says which step could not keep it.
  */
 export async function keepDownload(deps: KeepDownloadDeps, task: { id: string; orgId: string }, download: DownloadedFile, maxBytes: number): Promise<void> {
   const copy = path.join(deps.workDir, randomUUID());
@@ -53,7 +57,12 @@ export async function keepDownload(deps: KeepDownloadDeps, task: { id: string; o
     const name = safeFileName(download.suggestedName);
     const contentType = contentTypeFor(name);
     const objectKey = taskFileObjectKey(task.id, fileId);
-    await deps.store.put(objectKey, { file: copy }, contentType);
+    try {
+      await deps.store.put(objectKey, { file: copy }, contentType);
+    } catch (error) {
+      deps.log.warn({ err: error, taskId: task.id }, 'the object store refused a downloaded file; the download failed');
+      throw new ActionError('download_failed', 'the downloaded file could not be stored');
+    }
     await insertTaskFile(deps.db, { id: fileId, orgId: task.orgId, taskId: task.id, name, sizeBytes: size, contentType, sha256: hash.digest('hex'), objectKey });
   } finally {
     await rm(copy, { force: true });

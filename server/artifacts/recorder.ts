@@ -14,7 +14,7 @@ import {
   type RecordingRow,
   type RecordingSubjectRef,
 } from '../domain/recordings/recording-rows';
-import type { ObjectStore } from '../storage';
+import type { RetryingWrites } from '../storage';
 import { FrameEncoder } from './frame-encoder';
 import { FrameTimeline, jpegOf } from './frame-timeline';
 import { jpegSize } from './jpeg-size';
@@ -34,7 +34,8 @@ export interface FrameWatch {
 
 export interface RecorderDeps {
   db: Db;
-  store: ObjectStore;
+  /** The object store, through writes that outlast its outages. */
+  writes: RetryingWrites;
   frames: FrameSource;
   hostId: string;
   /** Videos are written under `<dataDir>/recordings/` until they are finished and stored. */
@@ -181,27 +182,45 @@ export class Recorder {
     }
   }
 
-  /** The file's video goes to the store and the row becomes `ready`; or the row `failed`. */
+  /**
+   * The file's video goes to the store and the row becomes `ready`; or the row `failed`.
+   * While the store refuses it, the file waits here, the row stays `recording`, and the
+   * write is tried again (RetryingWrites); a process stopped meanwhile leaves both to the
+   * next start's recover().
+   */
   async #finish(row: RecordingRow, file: string, known: { durationMs: number; width: number; height: number } | null = null): Promise<void> {
-    const { db, store, log } = this.#deps;
+    const { db, writes, log } = this.#deps;
     try {
       const video = known ?? (await probeVideo(file));
-      if (video === null) {
-        log.warn({ recordingId: row.id }, 'a recording left no readable video; marked failed');
-        await markRecordingFailed(db, row.id);
-      } else {
-        const stored = await store.put(row.objectKey, { file }, RECORDING_CONTENT_TYPE);
-        await markRecordingReady(db, row.id, { durationMs: video.durationMs, sizeBytes: stored.size, width: video.width, height: video.height });
+      if (video !== null) {
+        await writes.put(row.objectKey, { file }, RECORDING_CONTENT_TYPE, {
+          stored: async (object) => {
+            await markRecordingReady(db, row.id, { durationMs: video.durationMs, sizeBytes: object.size, width: video.width, height: video.height });
+            await removeRecordingFiles(file);
+          },
+          gaveUp: async (why) => {
+            if (why === 'stopping') return;
+            await markRecordingFailed(db, row.id);
+            await removeRecordingFiles(file);
+          },
+        });
+        return;
       }
+      log.warn({ recordingId: row.id }, 'a recording left no readable video; marked failed');
+      await markRecordingFailed(db, row.id);
     } catch (error) {
       log.error({ err: error, recordingId: row.id }, 'could not store a recording; marked failed');
       await markRecordingFailed(db, row.id).catch(() => undefined);
     }
-    await rm(file, { force: true });
-    await rm(`${file}.pid`, { force: true });
+    await removeRecordingFiles(file);
   }
 }
 
+/** The video file and the pid file of its encoder. */
+async function removeRecordingFiles(file: string): Promise<void> {
+  await rm(file, { force: true });
+  await rm(`${file}.pid`, { force: true });
+}
 
 /**
  * ffmpeg finishes its file by itself once the dead process's pipe closed; should it still

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LiveFrame } from '../browser';
 import { createLogger } from '../core/log';
-import type { ObjectStore } from '../storage';
+import { RetryingWrites, type ObjectStore } from '../storage';
 import { FrameTimeline } from './frame-timeline';
 import type { ActiveRecording } from './recorder';
 import { StepScreenshots } from './step-screenshots';
@@ -20,7 +20,8 @@ async function harness() {
   };
   const stored = new Map<string, string>();
   const store = { put: async (key: string, body: Buffer) => void stored.set(key, body.toString()) } as unknown as ObjectStore;
-  const screenshots = new StepScreenshots({ store, log: createLogger('silent'), recording: Promise.resolve(recording), forget: async () => undefined });
+  const log = createLogger('silent');
+  const screenshots = new StepScreenshots({ writes: new RetryingWrites(store, log), log, recording: Promise.resolve(recording), forget: async () => undefined });
   const capture = async () => Buffer.from('captured');
   // As the task runner does before its first step.
   await screenshots.recordingStarted();

@@ -1,9 +1,10 @@
 import type { Logger } from '../core/log';
-import type { ObjectStore } from '../storage';
+import type { RetryingWrites } from '../storage';
 import type { ActiveRecording } from './recorder';
 
 export interface StepScreenshotsDeps {
-  store: ObjectStore;
+  /** The object store, through writes that outlast its outages. */
+  writes: RetryingWrites;
   log: Logger;
   /** The run's recording: its frames are the steps' pictures. */
   recording: Promise<ActiveRecording>;
@@ -91,14 +92,18 @@ export class StepScreenshots {
   }
 
   async #keep(key: string, picture: Promise<Buffer | null>, capture: () => Promise<Buffer>): Promise<void> {
-    const { store, log } = this.#deps;
+    const { writes, log } = this.#deps;
+    const forget = async () => {
+      await this.#deps.forget(key).catch((forgetError: unknown) => log.error({ err: forgetError, key }, 'could not unlink a step from its missing screenshot'));
+    };
     try {
       const jpeg = (await picture) ?? (await withTimeout(capture(), CAPTURE_TIMEOUT_MS));
       if (jpeg === null) throw new Error('the page could not be captured in time');
-      await store.put(key, jpeg, 'image/jpeg');
+      // Kept once the store takes it, now or after an outage; the step loses its picture only if it never does.
+      await writes.put(key, jpeg, 'image/jpeg', { stored: async () => undefined, gaveUp: forget });
     } catch (error) {
       log.warn({ err: error, key }, 'step screenshot not kept');
-      await this.#deps.forget(key).catch((forgetError: unknown) => log.error({ err: forgetError, key }, 'could not unlink a step from its missing screenshot'));
+      await forget();
     }
   }
 }

@@ -38,7 +38,7 @@ import { DeviceViews } from '../gateway/device-views';
 import type { ReconnectReason } from '../gateway/device-socket-gateway';
 import { SessionGateway } from '../gateway/session-gateway';
 import { Recorder } from '../artifacts/recorder';
-import { openObjectStore } from '../storage';
+import { openObjectStore, RetryingWrites } from '../storage';
 import { AuthFailureThrottle } from '../domain/rate-limit/auth-failure-throttle';
 import { clientAddress, TrustedProxies } from '../http/client-address';
 import { createRequestRouter, createUpgradeRouter, type Readiness } from './entry-points';
@@ -164,6 +164,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   const limiterStore = LimiterStore.open(config.rateLimit.store, database.url);
   const store = openObjectStore(config.storage);
   log.info({ storage: store.description }, 'artifact storage');
+  const writes = new RetryingWrites(store, log);
   const hostId = await loadHostId(config.dataDir);
   const browserPool = new BrowserPool(browserProvider, {
     maxBrowsers: config.browser.maxBrowsers,
@@ -198,7 +199,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     taskChannel: new TaskChannel(notifications),
     keyRevocations: new KeyRevocations(notifications, database.db, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'key revocation check failed'))),
     store,
-    recorder: new Recorder({ db: database.db, store, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, log }),
+    writes,
+    recorder: new Recorder({ db: database.db, writes, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, log }),
   };
   services.keyRevocations.onAnyRevoked((keyId) => services.authenticator.forgetKey(keyId));
 
@@ -306,6 +308,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
         await Promise.all(workers.map((worker) => (worker === runner && mode === 'handover' ? runner.handOver() : worker.stop())));
         // Live-view sessions' recordings; the task runs' ended with the runs, CDP sessions' with their connections.
         await services.recorder.stopAll();
+        // Writes still waiting for the store are given up: a recording's file stays for the next start.
+        await writes.close();
         // Devices stay `active` in the database (a restart re-attaches or relaunches
         // them); their metering stops here and starts again with the next start's.
         await closeHostMetering(services);

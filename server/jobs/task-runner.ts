@@ -30,7 +30,7 @@ import { gatedPageDriver } from './gated-page-driver';
 import { ActionError } from '../browser';
 
 /** What the runner needs from the composition root. */
-export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store' | 'databaseAvailability' | 'secrets'>;
+export type TaskRunnerDeps = Pick<Services, 'db' | 'log' | 'config' | 'instanceId' | 'hostId' | 'browserPool' | 'taskChannel' | 'recorder' | 'store' | 'writes' | 'databaseAvailability' | 'secrets'>;
 
 // Fallback poll for work: notifications start tasks at once; this only covers a
 // notification lost while the listener reconnected.
@@ -204,7 +204,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);
     // Each step's picture comes from the recording's frames, stored off the step's path;
     // the recording's stop lets the last ones arrive, and the end waits for them.
-    const screenshots = new StepScreenshots({ store: deps.store, log, recording: started, forget: (key) => forgetStepScreenshot(deps.db, task.id, key) });
+    const screenshots = new StepScreenshots({ writes: deps.writes, log, recording: started, forget: (key) => forgetStepScreenshot(deps.db, task.id, key) });
     const recording = {
       stop: async () => {
         await (await started).stop();
@@ -306,7 +306,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       downloads: {
         limits: async () => ({ maxBytes: await downloadBytesLeft(task.id), timeoutMs: DOWNLOAD_TIMEOUT_MS }),
         // Asked again once the file is there: another download of the task may have been kept meanwhile.
-        keep: async (file) => keepDownload({ db: deps.db, store: deps.store, workDir: path.join(config.dataDir, 'downloads') }, task, file, await downloadBytesLeft(task.id)),
+        keep: async (file) => keepDownload({ db: deps.db, store: deps.store, log, workDir: path.join(config.dataDir, 'downloads') }, task, file, await downloadBytesLeft(task.id)),
       },
     });
   }

@@ -13,7 +13,7 @@ import type { TaskChannel } from '../domain/channels/task-channel';
 import type { AuthFailureThrottle } from '../domain/rate-limit/auth-failure-throttle';
 import type { Logger } from '../core/log';
 import type { Recorder } from '../artifacts/recorder';
-import type { ObjectStore } from '../storage';
+import type { ObjectStore, RetryingWrites } from '../storage';
 
 /**
  * Everything a request or a worker may use, built once by the composition root
@@ -51,6 +51,8 @@ export interface Services {
   keyRevocations: KeyRevocations;
   /** Recordings, step screenshots and downloaded files (OPERATOR_STORAGE_URL). */
   store: ObjectStore;
+  /** Writes of recordings and step screenshots to `store` that outlast its outages. */
+  writes: RetryingWrites;
   /** Records task runs, live-view sessions and CDP connections of devices whose browser runs here. */
   recorder: Recorder;
 }

@@ -5,6 +5,7 @@ import type { StorageLocation } from '../core/storage-url';
 
 export type { ByteRange, ObjectBody, ObjectStore, StoredObject } from './object-store';
 export { parseStorageUrl, type StorageLocation } from '../core/storage-url';
+export { RetryingWrites, WRITE_PATIENCE_MS, type WriteOutcome } from './retrying-writes';
 
 export function openObjectStore(location: StorageLocation): ObjectStore {
   return location.kind === 'local' ? new LocalObjectStore(location.directory) : new S3ObjectStore(location);

@@ -1,0 +1,124 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startColourPages } from '../support/colour-pages';
+import { apiClient, type ApiCall } from '../support/http';
+import { S3_ACCESS_KEY, S3_SECRET } from '../support/s3-server';
+import { readStream, waitForTaskEnd } from '../support/task-helpers';
+import { createTenant, startTestService, type TestService } from '../support/test-service';
+import { parsePublicId } from '../../server/domain/ids';
+
+// The object store (a real S3-compatible server, s3rver) goes away while tasks run and
+// comes back after they ended: the tasks succeed, and their recordings and step pictures
+// are stored once it answers again, by the process that ran them or, when that process
+// stopped meanwhile, by its next start. A file a task downloads meanwhile fails its
+// download, not the service.
+
+const BUCKET = 'artifacts';
+let directory: string;
+let port = 0;
+let s3: S3rver | null = null;
+let pages: Awaited<ReturnType<typeof startColourPages>>;
+let test: TestService;
+let key: string;
+let api: ApiCall;
+let deviceId: string;
+
+/** s3rver on its folder, on the same port every time (the service's storage URL names it). */
+async function startStore(): Promise<void> {
+  s3 = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: BUCKET }] });
+  port = (await s3.run()).port;
+}
+
+async function stopStore(): Promise<void> {
+  await s3?.close();
+  s3 = null;
+}
+
+async function read(route: string): Promise<{ status: number; bytes: Buffer }> {
+  const response = await fetch(`${test.url}${route}`, { headers: { Authorization: `Bearer ${key}` } });
+  return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** Runs a task to its end while the store is down; returns its id and its steps' seqs. */
+async function taskDuringOutage(): Promise<{ taskId: string; seqs: number[] }> {
+  const submitted = await api('POST', `/v1/devices/${deviceId}/tasks`, { prompt: `go to ${pages.url('/red?after=600')} then wait for "Ready"; return the title` });
+  expect(submitted.status).toBe(202);
+  const task = await waitForTaskEnd(api, submitted.body.id);
+  expect(task).toMatchObject({ status: 'succeeded', result: 'red' });
+  const steps = (await readStream(`${test.url}/v1/tasks/${task.id}/events`, key)).frames.filter((frame) => frame.event === 'step');
+  const seqs = steps.map((frame) => JSON.parse(frame.data!)).filter((step) => step.screenshot_url !== null).map((step) => step.seq as number);
+  expect(seqs.length).toBeGreaterThan(0);
+  return { taskId: task.id, seqs };
+}
+
+async function recordingStatus(taskId: string): Promise<string[]> {
+  const rows = await test.service.services.sql<{ status: string }[]>`select status from recordings where subject_kind = 'task' and subject_id = ${parsePublicId('task', taskId)!}`;
+  return rows.map((row) => row.status);
+}
+
+/** Once the store answers again, the task's video and every step's picture are served. */
+async function expectArtifactsStored(taskId: string, seqs: number[]): Promise<void> {
+  await expect.poll(async () => (await read(`/v1/tasks/${taskId}/recording`)).status, { timeout: 30_000, interval: 500 }).toBe(200);
+  const video = await read(`/v1/tasks/${taskId}/recording`);
+  expect(video.bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
+  expect(await recordingStatus(taskId)).toEqual(['ready']);
+  for (const seq of seqs) {
+    await expect.poll(async () => (await read(`/v1/tasks/${taskId}/steps/${seq}/screenshot`)).status, { timeout: 30_000, interval: 500 }).toBe(200);
+    const picture = await read(`/v1/tasks/${taskId}/steps/${seq}/screenshot`);
+    expect(picture.bytes.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+  }
+}
+
+beforeAll(async () => {
+  directory = await mkdtemp(path.join(tmpdir(), 'store-outage-'));
+  await startStore();
+  pages = await startColourPages();
+  const endpoint = `http://127.0.0.1:${port}`;
+  test = await startTestService({
+    OPERATOR_STORAGE_URL: `s3://${S3_ACCESS_KEY}:${S3_SECRET}@${BUCKET}/operator?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1`,
+  });
+  const tenant = await createTenant(test);
+  key = await tenant.key(['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
+  api = apiClient(test.url, key);
+  deviceId = (await api('POST', '/v1/devices', { space_id: tenant.spaceId })).body.id;
+});
+
+afterAll(async () => {
+  await test?.stop();
+  await stopStore();
+  await pages?.close();
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('an object store outage', () => {
+  it('keeps a task\'s recording and step pictures until the store answers again', async () => {
+    await stopStore();
+    const { taskId, seqs } = await taskDuringOutage();
+    // Not given up: the video waits on this host to be stored.
+    expect(await recordingStatus(taskId)).toEqual(['recording']);
+    await startStore();
+    await expectArtifactsStored(taskId, seqs);
+  });
+
+  it('leaves a recording the store could not take to the next start of the service, which stores it', async () => {
+    await stopStore();
+    const { taskId } = await taskDuringOutage();
+    await test.restart('shutdown');
+    expect(await recordingStatus(taskId)).toEqual(['recording']);
+    await startStore();
+    await expect.poll(async () => (await read(`/v1/tasks/${taskId}/recording`)).status, { timeout: 30_000, interval: 500 }).toBe(200);
+    expect(await recordingStatus(taskId)).toEqual(['ready']);
+  });
+
+  it('fails a download the store refuses as download_failed', async () => {
+    await stopStore();
+    const submitted = await api('POST', `/v1/devices/${deviceId}/tasks`, { prompt: `go to ${pages.url('/downloads?bytes=3000')} then download "#file-3000"; return the title` });
+    const task = await waitForTaskEnd(api, submitted.body.id);
+    expect(task).toMatchObject({ status: 'failed', result: { error: 'download_failed' } });
+    expect((await api('GET', `/v1/tasks/${task.id}/files`)).body.data).toEqual([]);
+    await startStore();
+  });
+});
