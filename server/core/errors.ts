@@ -45,6 +45,7 @@ const ERROR_TABLE = {
   internal_error: { status: 500, message: 'An internal error occurred.' },
   capacity_exhausted: { status: 503, message: 'No browser capacity is free right now; retry after the time given in Retry-After.' },
   service_unavailable: { status: 503, message: 'The service cannot reach its database right now; retry after the time given in Retry-After.' },
+  storage_unavailable: { status: 503, message: 'The service cannot reach its object store right now; retry after the time given in Retry-After.' },
   // The operators' own tools, the console and the admin CLI (docs/api.md, "Operator
   // console"). Never an answer of /v1, so its OpenAPI document leaves them out.
   invalid_console_key: { status: 401, message: 'That console key is not valid.', operatorTools: true },
@@ -109,6 +110,21 @@ export function invalidRequest(param: string | undefined, message?: string): Api
   return new ApiError('invalid_request', { param, message });
 }
 
+// What a client reading an artifact while the object store is out is told: the store's
+// writes are retried from 1 s (storage/retrying-writes.ts), and an outage is seldom shorter.
+export const STORAGE_RETRY_AFTER_SECS = 5;
+
+/**
+ * The object store could not answer a read (unreachable, or an error of its own), which
+ * is not a missing object: 503 storage_unavailable, never the store's own words.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the object store could not be read', { cause });
+    this.name = 'StorageUnavailableError';
+  }
+}
+
 // What a client waiting out a database outage is told: about twice the time the service
 // takes to notice the database is back (database-availability.ts probes every second).
 export const DATABASE_RETRY_AFTER_SECS = 2;
@@ -116,12 +132,14 @@ export const DATABASE_RETRY_AFTER_SECS = 2;
 /**
  * What a client is shown for anything thrown: an ApiError as it is; a database that could
  * not be reached is 503 service_unavailable, expected and logged once elsewhere
- * (database-availability.ts); anything else is the fixed internal_error, and `unexpected`
+ * (database-availability.ts); an object store that could not be read, 503
+ * storage_unavailable (its writes are logged as they retry); anything else is the fixed internal_error, and `unexpected`
  * tells the caller to log the original.
  */
 export function asApiError(error: unknown): { apiError: ApiError; unexpected: boolean } {
   if (error instanceof ApiError) return { apiError: error, unexpected: false };
   if (isDatabaseUnreachable(error)) return { apiError: serviceUnavailable(), unexpected: false };
+  if (error instanceof StorageUnavailableError) return { apiError: new ApiError('storage_unavailable', { headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_SECS) } }), unexpected: false };
   return { apiError: new ApiError('internal_error'), unexpected: true };
 }
 

@@ -3,6 +3,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { StorageUnavailableError } from '../core/errors';
 import type { ByteRange, ObjectBody, ObjectStore, StoredObject } from './object-store';
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -40,7 +41,7 @@ export class LocalObjectStore implements ObjectStore {
       return info.isFile() ? { size: info.size } : null;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
+      throw new StorageUnavailableError(error);
     }
   }
 

@@ -27,7 +27,10 @@ export interface ObjectStore {
    * known up front is what S3's PutObject needs to stream it).
    */
   put(key: string, body: ObjectBody, contentType: string): Promise<StoredObject>;
-  /** The object's bytes (one range of them when given); null when there is no such object. */
+  /**
+   * The object's bytes (one range of them when given); null when there is no such object.
+   * A store that cannot answer throws StorageUnavailableError (core/errors.ts), as head() does.
+   */
   get(key: string, range?: ByteRange): Promise<Readable | null>;
   head(key: string): Promise<StoredObject | null>;
   /** Removes the object; no error when it is already gone. */

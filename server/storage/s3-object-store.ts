@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { ByteRange, ObjectBody, ObjectStore, StoredObject } from './object-store';
+import { StorageUnavailableError } from '../core/errors';
 import type { S3Location } from '../core/storage-url';
 
 /**
@@ -51,7 +52,7 @@ export class S3ObjectStore implements ObjectStore {
       return answer.Body as Readable;
     } catch (error) {
       if (isMissing(error)) return null;
-      throw error;
+      throw new StorageUnavailableError(error);
     }
   }
 
@@ -61,7 +62,7 @@ export class S3ObjectStore implements ObjectStore {
       return { size: answer.ContentLength ?? 0 };
     } catch (error) {
       if (isMissing(error)) return null;
-      throw error;
+      throw new StorageUnavailableError(error);
     }
   }
 

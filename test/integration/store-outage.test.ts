@@ -26,8 +26,9 @@ let key: string;
 let api: ApiCall;
 let deviceId: string;
 
-/** s3rver on its folder, on the same port every time (the service's storage URL names it). */
+/** s3rver on its folder, on the same port every time (the service's storage URL names it); a no-op while it runs. */
 async function startStore(): Promise<void> {
+  if (s3 !== null) return;
   s3 = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: BUCKET }] });
   port = (await s3.run()).port;
 }
@@ -42,8 +43,8 @@ async function read(route: string): Promise<{ status: number; bytes: Buffer }> {
   return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
-/** Runs a task to its end while the store is down; returns its id and its steps' seqs. */
-async function taskDuringOutage(): Promise<{ taskId: string; seqs: number[] }> {
+/** Runs a task to its end; returns its id and the seqs of its steps with a picture. */
+async function runTask(): Promise<{ taskId: string; seqs: number[] }> {
   const submitted = await api('POST', `/v1/devices/${deviceId}/tasks`, { prompt: `go to ${pages.url('/red?after=600')} then wait for "Ready"; return the title` });
   expect(submitted.status).toBe(202);
   const task = await waitForTaskEnd(api, submitted.body.id);
@@ -96,16 +97,32 @@ afterAll(async () => {
 describe('an object store outage', () => {
   it('keeps a task\'s recording and step pictures until the store answers again', async () => {
     await stopStore();
-    const { taskId, seqs } = await taskDuringOutage();
+    const { taskId, seqs } = await runTask();
     // Not given up: the video waits on this host to be stored.
     expect(await recordingStatus(taskId)).toEqual(['recording']);
     await startStore();
     await expectArtifactsStored(taskId, seqs);
   });
 
+  it("answers reads of stored artifacts while the store is down with 503 storage_unavailable, and serves them once it is back", async () => {
+    await startStore();
+    const { taskId, seqs } = await runTask();
+    await expectArtifactsStored(taskId, seqs);
+    await stopStore();
+    for (const route of [`/v1/tasks/${taskId}/recording`, `/v1/tasks/${taskId}/steps/${seqs[0]}/screenshot`]) {
+      const response = await fetch(`${test.url}${route}`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      const body = await response.json();
+      expect(body.error).toMatchObject({ code: 'storage_unavailable', message: 'The service cannot reach its object store right now; retry after the time given in Retry-After.' });
+    }
+    await startStore();
+    expect((await read(`/v1/tasks/${taskId}/recording`)).status).toBe(200);
+  });
+
   it('leaves a recording the store could not take to the next start of the service, which stores it', async () => {
     await stopStore();
-    const { taskId } = await taskDuringOutage();
+    const { taskId } = await runTask();
     await test.restart('shutdown');
     expect(await recordingStatus(taskId)).toEqual(['recording']);
     await startStore();
