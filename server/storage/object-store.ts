@@ -24,9 +24,10 @@ export interface ObjectStore {
   /**
    * Writes the object whole, replacing any object under the key; returns its size. A
    * body is bytes or a local file (recordings and downloads are files first: a length
-   * known up front is what S3's PutObject needs to stream it).
+   * known up front is what S3's PutObject needs to stream it). `signal` gives the write
+   * up (a stopping process); a local write, quick, finishes regardless.
    */
-  put(key: string, body: ObjectBody, contentType: string): Promise<StoredObject>;
+  put(key: string, body: ObjectBody, contentType: string, signal?: AbortSignal): Promise<StoredObject>;
   /**
    * The object's bytes (one range of them when given); null when there is no such object.
    * A store that cannot answer throws StorageUnavailableError (core/errors.ts), as head() does.

@@ -3,12 +3,24 @@ import { createLogger } from '../core/log';
 import type { ObjectStore } from './object-store';
 import { RetryingWrites, WRITE_PATIENCE_MS, type WriteOutcome } from './retrying-writes';
 
-/** A store that refuses every write while `down` is set, and keeps what it takes. */
+/**
+ * A store that refuses every write while `down` is set, keeps what it takes, and while
+ * `answerAfterMs` is set answers only that long after a write (or when it is aborted).
+ */
 function flakyStore() {
-  const state = { down: true, attempts: 0, kept: new Map<string, number>() };
+  const state = { down: true, answerAfterMs: 0, attempts: 0, kept: new Map<string, number>() };
   const store = {
-    put: async (key: string, body: Buffer) => {
+    put: async (key: string, body: Buffer, _contentType: string, signal?: AbortSignal) => {
       state.attempts += 1;
+      if (state.answerAfterMs > 0) {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, state.answerAfterMs);
+          signal?.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(new Error('aborted'));
+          });
+        });
+      }
       if (state.down) throw new Error('connect ECONNREFUSED 127.0.0.1:9000');
       state.kept.set(key, body.length);
       return { size: body.length };
@@ -99,5 +111,31 @@ describe('RetryingWrites', () => {
     await writes.put('c', { file: '/nonexistent' } as never, 'video/mp4', file.outcome);
     expect(file.told).toEqual([]);
     await writes.close();
+  });
+
+  it('goes on in the background with a first attempt the store is slow to answer, and stops it when the process stops', async () => {
+    const { state, store } = flakyStore();
+    state.down = false;
+    state.answerAfterMs = 60_000;
+    const writes = new RetryingWrites(store, createLogger('silent'));
+    const slow = noting();
+    let returned = false;
+    const putting = writes.put('a', Buffer.from('ab'), 'text/plain', slow.outcome).then(() => (returned = true));
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(returned).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await putting;
+    expect(slow.told).toEqual([]);
+    // The slow attempt ends with the object stored: told then, and not tried again.
+    await vi.advanceTimersByTimeAsync(55_000);
+    expect(slow.told).toEqual(['stored 2']);
+    expect(state.attempts).toBe(1);
+
+    const cut = noting();
+    const cutting = writes.put('b', Buffer.from('ab'), 'text/plain', cut.outcome);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await cutting;
+    await writes.close();
+    expect(cut.told).toEqual(['gave up: stopping']);
   });
 });

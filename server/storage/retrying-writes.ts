@@ -6,6 +6,11 @@ import type { ObjectBody, ObjectStore, StoredObject } from './object-store';
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
+// How long put() waits for its first attempt. A store that answers slowly, or not at all
+// (the S3 store gives a silent connection up after 30 s, three times), goes on in the
+// background: the run or stop waiting on put() does not.
+const FIRST_ATTEMPT_WAIT_MS = 5_000;
+
 /** How long a refused write is tried again: an outage of the store longer than this loses it. */
 export const WRITE_PATIENCE_MS = 60 * 60_000;
 
@@ -50,22 +55,23 @@ export class RetryingWrites {
   }
 
   /**
-   * Writes the object. Resolves once its first attempt is settled: with the object stored
-   * and `outcome.stored` done (which may throw, to the caller), or with the write left to
-   * the background, whose outcome is told later, or given up at once.
+   * Writes the object. Resolves once its first attempt is settled, FIRST_ATTEMPT_WAIT_MS
+   * at most: with the object stored and `outcome.stored` done (which may throw, to the
+   * caller), or with the write left to the background, whose outcome is told later, or
+   * given up at once.
    */
   async put(key: string, body: ObjectBody, contentType: string, outcome: WriteOutcome): Promise<void> {
-    const first = await this.#attempt(key, body, contentType);
-    if (first.ok) return outcome.stored(first.object);
-    if (this.#stopping.signal.aborted) return outcome.gaveUp('stopping');
+    const first = this.#attempt(key, body, contentType);
+    const settled = await settledWithin(first, FIRST_ATTEMPT_WAIT_MS);
+    if (settled?.ok === true) return outcome.stored(settled.object);
+    if (settled !== null && this.#stopping.signal.aborted) return outcome.gaveUp('stopping');
     const bytes = Buffer.isBuffer(body) ? body.length : 0;
     if (this.#waitingBytes + bytes > MAX_WAITING_BYTES) {
-      this.#log.error({ err: first.error, key }, 'the object store refused a write, and too many wait for it already; given up');
+      this.#log.error({ key }, 'the object store is refusing or slow, and too many writes wait for it already; given up');
       return outcome.gaveUp('failed');
     }
-    this.#log.warn({ err: first.error, key }, 'the object store refused a write; trying it again in the background');
     this.#waitingBytes += bytes;
-    const waiting: Promise<void> = this.#retry(key, body, contentType, outcome)
+    const waiting: Promise<void> = this.#wait(key, body, contentType, outcome, first)
       .catch((error: unknown) => this.#log.error({ err: error, key }, 'a write the object store took late could not be recorded'))
       .finally(() => {
         this.#waitingBytes -= bytes;
@@ -74,10 +80,19 @@ export class RetryingWrites {
     this.#waiting.add(waiting);
   }
 
-  /** Stops trying: every write still waiting is given up as `stopping`; resolves once each was told. */
+  /** Stops trying (an attempt in flight is aborted): every write still waiting is given up as `stopping`; resolves once each was told. */
   async close(): Promise<void> {
     this.#stopping.abort();
     while (this.#waiting.size > 0) await Promise.all(this.#waiting);
+  }
+
+  /** The first attempt to its end (stored, if it only was slow), then the retries. */
+  async #wait(key: string, body: ObjectBody, contentType: string, outcome: WriteOutcome, first: Promise<Attempt>): Promise<void> {
+    const attempt = await first;
+    if (attempt.ok) return outcome.stored(attempt.object);
+    if (this.#stopping.signal.aborted) return outcome.gaveUp('stopping');
+    this.#log.warn({ err: attempt.error, key }, 'the object store refused a write; trying it again in the background');
+    return this.#retry(key, body, contentType, outcome);
   }
 
   async #retry(key: string, body: ObjectBody, contentType: string, outcome: WriteOutcome): Promise<void> {
@@ -98,7 +113,7 @@ export class RetryingWrites {
 
   async #attempt(key: string, body: ObjectBody, contentType: string): Promise<Attempt> {
     try {
-      return { ok: true, object: await this.#store.put(key, body, contentType) };
+      return { ok: true, object: await this.#store.put(key, body, contentType, this.#stopping.signal) };
     } catch (error) {
       return { ok: false, error };
     }
@@ -119,5 +134,18 @@ export class RetryingWrites {
       }, ms);
       signal.addEventListener('abort', stopped, { once: true });
     });
+  }
+}
+
+/** The attempt once settled, or null when it takes longer than `ms`. */
+async function settledWithin(attempt: Promise<Attempt>, ms: number): Promise<Attempt | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([attempt, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -6,6 +6,15 @@ import type { ByteRange, ObjectBody, ObjectStore, StoredObject } from './object-
 import { StorageUnavailableError } from '../core/errors';
 import type { S3Location } from '../core/storage-url';
 
+// A store that takes connections and never answers (a network that drops its packets)
+// must not hold a read, a write or a stop forever: a connection is given this long, a
+// connection this long without a byte either way is given up (a slow upload still moves),
+// and a read waits this long for the store's answer (its bytes then flow at the client's
+// pace). The SDK tries each request three times.
+const CONNECT_TIMEOUT_MS = 5_000;
+const IDLE_SOCKET_TIMEOUT_MS = 30_000;
+const READ_ANSWER_TIMEOUT_MS = 10_000;
+
 /**
  * Objects in an S3-compatible bucket, under a prefix. Credentials come from the URL's
  * userinfo when given, else from the AWS SDK's standard chain (AWS_ACCESS_KEY_ID and
@@ -27,10 +36,11 @@ export class S3ObjectStore implements ObjectStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       ...(location.credentials === null ? {} : { credentials: location.credentials }),
+      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: IDLE_SOCKET_TIMEOUT_MS },
     });
   }
 
-  async put(key: string, body: ObjectBody, contentType: string): Promise<StoredObject> {
+  async put(key: string, body: ObjectBody, contentType: string, signal?: AbortSignal): Promise<StoredObject> {
     const size = Buffer.isBuffer(body) ? body.length : (await stat(body.file)).size;
     await this.#client.send(
       new PutObjectCommand({
@@ -40,14 +50,15 @@ export class S3ObjectStore implements ObjectStore {
         ContentLength: size,
         ContentType: contentType,
       }),
+      { abortSignal: signal },
     );
     return { size };
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable | null> {
     try {
-      const answer = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.location.bucket, Key: this.#key(key), ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }),
+      const answer = await untilAnswered((abortSignal) =>
+        this.#client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: this.#key(key), ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }), { abortSignal }),
       );
       return answer.Body as Readable;
     } catch (error) {
@@ -58,7 +69,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async head(key: string): Promise<StoredObject | null> {
     try {
-      const answer = await this.#client.send(new HeadObjectCommand({ Bucket: this.location.bucket, Key: this.#key(key) }));
+      const answer = await untilAnswered((abortSignal) => this.#client.send(new HeadObjectCommand({ Bucket: this.location.bucket, Key: this.#key(key) }), { abortSignal }));
       return { size: answer.ContentLength ?? 0 };
     } catch (error) {
       if (isMissing(error)) return null;
@@ -72,6 +83,17 @@ export class S3ObjectStore implements ObjectStore {
 
   #key(key: string): string {
     return this.location.prefix === '' ? key : `${this.location.prefix}/${key}`;
+  }
+}
+
+/** `send`, given up unless the store answers within READ_ANSWER_TIMEOUT_MS (what follows the answer is not timed). */
+async function untilAnswered<T>(send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), READ_ANSWER_TIMEOUT_MS);
+  try {
+    return await send(deadline.signal);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
@@ -28,6 +29,7 @@ let deviceId: string;
 
 /** s3rver on its folder, on the same port every time (the service's storage URL names it); a no-op while it runs. */
 async function startStore(): Promise<void> {
+  await endSilence();
   if (s3 !== null) return;
   s3 = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: BUCKET }] });
   port = (await s3.run()).port;
@@ -36,6 +38,26 @@ async function startStore(): Promise<void> {
 async function stopStore(): Promise<void> {
   await s3?.close();
   s3 = null;
+}
+
+/** In the store's place, a server that takes connections and never answers (a store cut off by a silent network). */
+let silent: { server: Server; sockets: Set<Socket> } | null = null;
+async function silenceStore(): Promise<void> {
+  await stopStore();
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  silent = { server, sockets };
+}
+
+async function endSilence(): Promise<void> {
+  if (silent === null) return;
+  for (const socket of silent.sockets) socket.destroy();
+  await new Promise((resolve) => silent!.server.close(resolve));
+  silent = null;
 }
 
 async function read(route: string): Promise<{ status: number; bytes: Buffer }> {
@@ -129,6 +151,18 @@ describe('an object store outage', () => {
     await expect.poll(async () => (await read(`/v1/tasks/${taskId}/recording`)).status, { timeout: 30_000, interval: 500 }).toBe(200);
     expect(await recordingStatus(taskId)).toEqual(['ready']);
   });
+
+  it('keeps a device running tasks, and answers reads, when the store takes connections and never answers', async () => {
+    await silenceStore();
+    const first = await runTask();
+    // The device is free for its next task: nothing of the first waits on the store.
+    await runTask();
+    const started = Date.now();
+    expect((await read(`/v1/tasks/${first.taskId}/steps/${first.seqs[0]}/screenshot`)).status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    await startStore();
+    await expectArtifactsStored(first.taskId, first.seqs);
+  }, 120_000);
 
   it('fails a download the store refuses as download_failed', async () => {
     await stopStore();
