@@ -8,6 +8,11 @@ const FFMPEG = '/usr/bin/ffmpeg';
 const STOP_TIMEOUT_MS = 60_000;
 // Frames written at most in one tick to catch up after the event loop stalled.
 const MAX_CATCH_UP_FRAMES = 50;
+// Bytes of frames waiting in ffmpeg's pipe past which due frames wait their turn: an
+// encoder that falls behind (starved on a saturated host) or stops must not grow the
+// service's memory without end. Once it reads again they follow, MAX_CATCH_UP_FRAMES a
+// tick, so the video keeps the wall clock's time.
+const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 
 export interface EncoderOptions {
   /** Output file (fragmented MP4). */
@@ -85,6 +90,11 @@ export class FrameEncoder {
     return this.#process.pid;
   }
 
+  /** Bytes written to ffmpeg that it has not read yet: at most MAX_PENDING_BYTES and a frame. */
+  get pendingBytes(): number {
+    return this.#process.stdin!.writableLength;
+  }
+
   /** What ffmpeg said on stderr (for the log when it failed). */
   get diagnostics(): string {
     return this.#stderr.trim();
@@ -116,8 +126,10 @@ export class FrameEncoder {
     const due = Math.floor(((Date.now() - this.#startedAt) * this.#fps) / 1000) + 1;
     // After a long stall the gap is filled over the next ticks rather than in one burst.
     const count = Math.min(due - this.#written, MAX_CATCH_UP_FRAMES);
-    for (let index = 0; index < count; index += 1) stdin.write(this.#latest);
-    this.#written += Math.max(0, count);
+    for (let index = 0; index < count && stdin.writableLength < MAX_PENDING_BYTES; index += 1) {
+      stdin.write(this.#latest);
+      this.#written += 1;
+    }
   }
 }
 

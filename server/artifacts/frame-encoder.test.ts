@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FrameEncoder } from './frame-encoder';
+import { probeVideo } from './probe-video';
+
+const run = promisify(execFile);
+
+let folder: string;
+let frame: Buffer;
+
+beforeAll(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'frame-encoder-'));
+  // A busy 1080p picture: about 120 kB of JPEG, as a detailed page's frame is.
+  const file = path.join(folder, 'frame.jpg');
+  await run('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=1920x1080', '-frames:v', '1', '-q:v', '1', file]);
+  frame = await readFile(file);
+});
+
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe('FrameEncoder', () => {
+  it('holds at most 8 MiB of frames for an ffmpeg that stopped reading, and catches up once it reads again', async () => {
+    const file = path.join(folder, 'stalled.mp4');
+    const encoder = new FrameEncoder({ file, fps: 50, width: 640, height: 360 }, frame);
+    // ffmpeg stops reading (a starved or stopped encoder): SIGSTOP, a real stall.
+    process.kill(encoder.pid!, 'SIGSTOP');
+    try {
+      // 2 s at 50 fps is 100 frames, 11 MiB and more than the pipe and the limit hold.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(encoder.pendingBytes).toBeGreaterThan(4 * 1024 * 1024);
+      expect(encoder.pendingBytes).toBeLessThanOrEqual(8 * 1024 * 1024 + frame.length);
+    } finally {
+      process.kill(encoder.pid!, 'SIGCONT');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const ended = await encoder.stop();
+    expect(ended.ok).toBe(true);
+    // The frames held back followed: the video is as long as the wall clock's time (3 s).
+    const video = await probeVideo(file);
+    expect(video?.durationMs).toBeGreaterThan(2_500);
+    expect(video?.durationMs).toBeLessThan(4_000);
+  });
+});
