@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LiveFrame } from '../browser';
 import { FrameTimeline } from './frame-timeline';
 
@@ -8,6 +8,15 @@ function frame(name: string, swappedAt: number): LiveFrame {
 }
 
 const named = (jpeg: Buffer | null) => (jpeg === null ? null : jpeg.toString());
+
+/** Whether `promise` has settled yet. */
+function tracked(promise: Promise<unknown>): { readonly done: boolean } {
+  const state = { done: false };
+  void promise.then(() => (state.done = true));
+  return state;
+}
+
+afterEach(() => vi.useRealTimers());
 
 describe('FrameTimeline', () => {
   it('answers the last frame produced between two moments, none after the second', async () => {
@@ -48,57 +57,66 @@ describe('FrameTimeline', () => {
     expect(named(await timeline.frameBetween(500, Promise.resolve(600)))).toBe('last step');
   });
 
+  // The waits below are timed on fake timers: a loaded CI host delays real ones by hundreds of milliseconds.
   it('shows a change that painted nothing yet once its first frame comes, or after a bounded wait', async () => {
+    vi.useFakeTimers();
     const timeline = new FrameTimeline();
     const now = Date.now();
     timeline.see(frame('previous page', now - 1_000));
-    let shown = false;
-    const waiting = timeline.shown(now - 100).then(() => (shown = true));
+    const waiting = tracked(timeline.shown(now - 100));
     timeline.see(frame('the previous document, painted late before the change', now - 150));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(shown).toBe(false);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(waiting.done).toBe(false);
     timeline.see(frame('new document', now + 30));
-    await waiting;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(waiting.done).toBe(true);
 
     const inert = new FrameTimeline();
     inert.see(frame('inert page', now - 1_000));
-    const started = performance.now();
-    await inert.shown(Date.now() - 10);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(350);
+    const nothing = tracked(inert.shown(Date.now() - 10));
+    await vi.advanceTimersByTimeAsync(399);
+    expect(nothing.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(nothing.done).toBe(true);
   });
 
   it('shows a change whose frame, produced during the step, reaches the recording after its end', async () => {
+    vi.useFakeTimers();
     const timeline = new FrameTimeline();
     const now = Date.now();
     timeline.see(frame('previous page', now - 1_000));
-    const started = performance.now();
-    const shown = timeline.shown(now - 200);
-    setTimeout(() => timeline.see(frame('new document, delivered late', now - 100)), 30);
-    await shown;
-    expect(performance.now() - started).toBeLessThan(300);
+    const shown = tracked(timeline.shown(now - 200));
+    await vi.advanceTimersByTimeAsync(30);
+    expect(shown.done).toBe(false);
+    timeline.see(frame('new document, delivered late', now - 100));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(shown.done).toBe(true);
   });
 
   it("shows a typing step once a frame produced after its end came (its last key, from a compositor behind the page), or after a bounded wait", async () => {
+    vi.useFakeTimers();
     const timeline = new FrameTimeline();
     const now = Date.now();
     timeline.see(frame('all keys but the last', now - 20));
-    let shown = false;
-    const typing = timeline.shown(now - 400, now).then(() => (shown = true));
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(shown).toBe(false);
+    const typing = tracked(timeline.shown(now - 400, now));
+    await vi.advanceTimersByTimeAsync(60);
+    expect(typing.done).toBe(false);
     timeline.see(frame('the last key, produced after the end', now + 40));
-    await typing;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(typing.done).toBe(true);
 
     // A page that asks for no repaint (none given) and stays still: the whole wait, bounded.
     const still = new FrameTimeline();
     still.see(frame('every key', now - 10));
-    const started = performance.now();
-    await still.shown(now - 400, now);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(120);
-    expect(performance.now() - started).toBeLessThan(400);
+    const waited = tracked(still.shown(now - 400, now));
+    await vi.advanceTimersByTimeAsync(149);
+    expect(waited.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(waited.done).toBe(true);
   });
 
   it('asks a still page for a frame after a typing step, and shows the step as soon as that frame comes', async () => {
+    vi.useFakeTimers();
     const now = Date.now();
     let asked = 0;
     const timeline: FrameTimeline = new FrameTimeline(async () => {
@@ -106,10 +124,12 @@ describe('FrameTimeline', () => {
       setTimeout(() => timeline.see(frame('every key, drawn on request', Date.now())), 20);
     });
     timeline.see(frame('every key', now - 10));
-    const started = performance.now();
-    await timeline.shown(now - 400, now);
+    const shown = tracked(timeline.shown(now - 400, now));
+    await vi.advanceTimersByTimeAsync(19);
+    expect(shown.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(shown.done).toBe(true);
     expect(asked).toBe(1);
-    expect(performance.now() - started).toBeLessThan(100);
 
     // A frame after the step's end already came: nothing to ask.
     const painted = new FrameTimeline(async () => {
@@ -124,12 +144,13 @@ describe('FrameTimeline', () => {
   });
 
   it('shows a change that painted at once, and at the end at once', async () => {
+    vi.useFakeTimers();
     const now = Date.now();
     const painted = new FrameTimeline();
     painted.see(frame('clicked', now - 300));
-    const started = performance.now();
-    await painted.shown(now - 400);
-    expect(performance.now() - started).toBeLessThan(100);
+    const shown = tracked(painted.shown(now - 400));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(shown.done).toBe(true);
 
     const ended = new FrameTimeline();
     ended.end();
