@@ -200,7 +200,7 @@ describe('frames', () => {
       .toBe(true);
     const askedAt = Date.now();
     await view.repaint();
-    await expect.poll(() => frames.slice(seen).some((frame) => frame.swappedAt >= askedAt), { timeout: 500, interval: 10 }).toBe(true);
+    await expect.poll(() => frames.slice(seen).some((frame) => frame.swappedAt >= askedAt), { timeout: 2_000, interval: 10 }).toBe(true);
   });
 
   it('falls back to a screenshot when the screencast sends nothing', async () => {
