@@ -1,4 +1,5 @@
 import type { Logger } from '../core/log';
+import { settledWithin } from '../core/settled-within';
 import type { RetryingWrites } from '../storage';
 import type { ActiveRecording } from './recorder';
 
@@ -97,7 +98,7 @@ export class StepScreenshots {
       await this.#deps.forget(key).catch((forgetError: unknown) => log.error({ err: forgetError, key }, 'could not unlink a step from its missing screenshot'));
     };
     try {
-      const jpeg = (await picture) ?? (await withTimeout(capture(), CAPTURE_TIMEOUT_MS));
+      const jpeg = (await picture) ?? (await settledWithin(capture(), CAPTURE_TIMEOUT_MS));
       if (jpeg === null) throw new Error('the page could not be captured in time');
       // Kept once the store takes it, now or after an outage; the step loses its picture only if it never does.
       await writes.put(key, jpeg, 'image/jpeg', { stored: async () => undefined, gaveUp: forget });
@@ -112,17 +113,4 @@ export class StepScreenshots {
 interface PageChange {
   at: number;
   typed: boolean;
-}
-
-/** The promise's value, or null once `ms` passed. */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../core/log';
+import { settledWithin } from '../core/settled-within';
 import type { ObjectBody, ObjectStore, StoredObject } from './object-store';
 
 // A write the store refused is tried again after this, then after twice as long each
@@ -134,18 +135,5 @@ export class RetryingWrites {
       }, ms);
       signal.addEventListener('abort', stopped, { once: true });
     });
-  }
-}
-
-/** The attempt once settled, or null when it takes longer than `ms`. */
-async function settledWithin(attempt: Promise<Attempt>, ms: number): Promise<Attempt | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([attempt, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
