@@ -19,11 +19,14 @@ export interface Database {
 
 // While the server is down, a query must fail within seconds (the API answers 503, the
 // workers wait) rather than hang: a connection attempt that gets no answer gives up after
-// CONNECT_TIMEOUT_SECS. postgres.js also waits before each new attempt of a connection
+// CONNECT_TIMEOUT_SECS. A server that is down refuses at once; the bound is for a silent
+// one, and must not be met by a live server on a loaded host: 3 s was, on two busy cores
+// (a new backend's start, a stalled event loop), and the service declared an outage that
+// was not one. postgres.js also waits before each new attempt of a connection
 // whose last one failed, growing to 20 s by default; a request arriving then waited that
 // long for its 503, and the first queries after the outage as long for the server that
 // was back. Capped at half a second: attempts are one per query, never a busy loop.
-const CONNECT_TIMEOUT_SECS = 3;
+const CONNECT_TIMEOUT_SECS = 10;
 const MAX_RECONNECT_DELAY_SECS = 0.5;
 
 function reconnectDelaySecs(failedAttempts: number): number {

@@ -6,9 +6,9 @@ import type { Logger } from './log';
 const PROBE_INTERVAL_MS = 1_000;
 
 // A query begun during an outage may fail this long after the database came back (a
-// connection attempt gives up after db/client.ts's connect timeout): such an error is
-// first checked by a probe, so one outage is not reported as two.
-const SETTLING_MS = 3_000;
+// connection attempt gives up after db/client.ts's connect timeout, 10 s): such an error
+// is first checked by a probe, so one outage is not reported as two.
+const SETTLING_MS = 10_000;
 
 /**
  * Whether this process can reach its database: the one notion every worker, run and probe
@@ -32,6 +32,7 @@ export class DatabaseAvailability {
   constructor(
     private readonly probe: () => Promise<unknown>,
     private readonly log: Logger,
+    private readonly settlingMs = SETTLING_MS,
   ) {}
 
   get reachable(): boolean {
@@ -55,7 +56,7 @@ export class DatabaseAvailability {
   absorb(error: unknown): boolean {
     if (!isDatabaseUnreachable(error)) return false;
     if (this.#downSince !== null || this.#closed || this.#confirming !== null) return true;
-    if (this.reachableForMs() < SETTLING_MS) {
+    if (this.reachableForMs() < this.settlingMs) {
       const metAt = performance.now();
       this.#confirming = this.probe().then(
         () => undefined,
