@@ -18,8 +18,10 @@ export default defineConfig({
     isolate: false,
     setupFiles: ['test/support/shared-worker-guard.ts'],
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Bounds for a hung test, not figures: a 2-core host of the slower kind ran tests that
+    // start devices, services and CLIs at 2.5 times a faster one's time, past 60 s.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     // The credential vault's key for every service a test starts (in process or as a child,
     // which inherits the environment): the start refuses without one on DATABASE_URL.
     // One random key per run, so restarts within a run read what they sealed.

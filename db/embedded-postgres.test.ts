@@ -181,5 +181,5 @@ describe('embedded PostgreSQL', () => {
     expect(output).toContain('shutting down');
     expect(output).not.toContain('shutdown failed');
     expect(postgresProcessesUnder(serviceDir)).toEqual([]);
-  }, 60_000);
+  });
 });

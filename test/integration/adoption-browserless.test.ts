@@ -41,7 +41,7 @@ beforeAll(async () => {
   ({ space_id: spaceId } = await createSpace(db.db, orgId, 'default'));
   const scopes = ['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write'] as const;
   ({ key } = await createApiKey(db.db, { orgId, scopes: [...scopes], spaceIds: [], env: 'test' }));
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const host of hosts) await host.stop('SIGINT');

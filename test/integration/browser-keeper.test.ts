@@ -215,7 +215,7 @@ describe('local browsers under keepers', () => {
     next.close();
     await next.closed;
     await localProvider(dataDir).closeKept('leftover-device');
-  }, 60_000);
+  });
 
   it('closeKept() closes a kept browser no device of this host needs any more', async () => {
     const dataDir = path.join(temp.dir, 'stray');
@@ -227,7 +227,7 @@ describe('local browsers under keepers', () => {
     expect(await isRunning(handle.pid!)).toBe(false);
     expect(await keepersOf(dataDir)).toEqual([]);
     expect(await second.keptDeviceIds()).toEqual([]);
-  }, 60_000);
+  });
 });
 
 

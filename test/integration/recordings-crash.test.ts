@@ -146,5 +146,5 @@ describe('a server killed while it records', () => {
     expect((await ffprobe(cdpFile)).duration).toBeGreaterThan(1.5);
     // Nothing is left in the recordings' working folder.
     expect(await readdir(recordingsDir)).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
   tenant = await createTenant(test);
   key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
   api = apiClient(test.url, key);
-}, 60_000);
+});
 afterEach(() => devices.deleteAll());
 afterAll(async () => {
   await test?.stop();
@@ -171,8 +171,15 @@ describe('bounds', () => {
     const boundedApi = apiClient(test.url, await bounded.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']));
     const boundedKey = await bounded.key(['operator:tasks:read']);
     const boundedDevices = new DeviceTracker(() => boundedApi);
+    // The bounds are the Space's, not a device's: the seven tasks take turns on one device.
+    const device = await boundedDevices.create(bounded.spaceId);
+    const submit = async (body: Record<string, unknown>): Promise<string> => {
+      const submitted = await boundedApi('POST', `/v1/devices/${device}/tasks`, body);
+      expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+      return submitted.body.id;
+    };
     const notStored = async (body: Record<string, unknown>, because: string) => {
-      const id = await submitWith(boundedApi, boundedDevices, bounded.spaceId, body);
+      const id = await submit(body);
       expect(await waitForTaskEnd(boundedApi, id)).toMatchObject({ status: 'succeeded', cache: { outcome: 'miss' } });
       const note = (await stepsOf(boundedKey, id)).find((step) => step.action === 'cache_not_stored');
       expect(note).toMatchObject({ type: 'observation' });
@@ -182,11 +189,11 @@ describe('bounds', () => {
       const title = `open ${pages.base}/signup then return the title`;
       await notStored({ prompt: `open ${pages.base}/signup then scroll down then scroll up then scroll down then return the title`, cache_key: 'long' }, `at most ${MAX_STEPS}`);
       await notStored({ prompt: `open ${pages.base}/signup?pad=${'x'.repeat(MAX_BYTES)} then return the title`, cache_key: 'heavy' }, `at most ${MAX_BYTES}`);
-      for (const cacheKey of ['one', 'two', 'three']) await waitForTaskEnd(boundedApi, await submitWith(boundedApi, boundedDevices, bounded.spaceId, { prompt: title, cache_key: cacheKey }));
+      for (const cacheKey of ['one', 'two', 'three']) await waitForTaskEnd(boundedApi, await submit({ prompt: title, cache_key: cacheKey }));
       await notStored({ prompt: title, cache_key: 'four' }, `${MAX_ENTRIES} cache entries`);
       expect((await entries(boundedApi, bounded.spaceId)).map((entry) => entry.key).sort()).toEqual(['one', 'three', 'two']);
       // Replacing an entry adds none: past the bound, an existing key is still updated.
-      const replaced = await waitForTaskEnd(boundedApi, await submitWith(boundedApi, boundedDevices, bounded.spaceId, { prompt: `open ${pages.base}/welcome then return the title`, cache_key: 'one' }));
+      const replaced = await waitForTaskEnd(boundedApi, await submit({ prompt: `open ${pages.base}/welcome then return the title`, cache_key: 'one' }));
       expect(replaced).toMatchObject({ status: 'succeeded', cache: { outcome: 'miss' } });
       expect((await entries(boundedApi, bounded.spaceId)).find((entry) => entry.key === 'one').prompt).toContain('/welcome');
     } finally {

@@ -33,7 +33,7 @@ beforeAll(async () => {
   tenant = await createTenant(test);
   key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:escalations:read']);
   api = apiClient(test.url, key);
-}, 60_000);
+});
 afterEach(() => devices.deleteAll());
 afterAll(async () => {
   await test?.stop();

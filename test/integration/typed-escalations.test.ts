@@ -46,7 +46,7 @@ beforeAll(async () => {
   ]);
   api = apiClient(test.url, key);
   expect((await api('POST', '/v1/webhook_endpoints', { url: webhooks.url })).status).toBe(201);
-}, 60_000);
+});
 afterEach(() => devices.deleteAll());
 afterAll(async () => {
   await test?.stop();

@@ -23,6 +23,9 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/** How long a started service may take to answer /readyz before the start counts as failed. */
+const READY_WITHIN_MS = 90_000;
+
 export interface ServiceProcess {
   url: string;
   /** The service's process id, e.g. to read the CPU time it used (a restart changes it). */
@@ -49,16 +52,20 @@ export async function startServiceProcess(env: Record<string, string>, options: 
       env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SECRETS_KEY: SECRETS_KEY, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
       stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
     });
-    for (let attempt = 0; attempt < 200; attempt += 1) {
+    // A loaded 2-core host took over 20 s to start the service (tsx compiling it, the
+    // migrations); a test that went on before it listened saw ECONNREFUSED, not its subject.
+    const deadline = Date.now() + READY_WITHIN_MS;
+    while (child.exitCode === null && Date.now() < deadline) {
       try {
-        if ((await fetch(`${url}/readyz`)).ok) break;
+        if ((await fetch(`${url}/readyz`)).ok) return child;
       } catch {
         // not listening yet
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
-    return child;
+    child.kill('SIGKILL');
+    throw new Error(`the service was not ready within ${READY_WITHIN_MS / 1000} s`);
   };
   const stopGracefully = async (child: ChildProcess, signal: 'SIGTERM' | 'SIGINT') => {
     if (child.exitCode !== null || child.signalCode !== null) return;
