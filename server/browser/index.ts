@@ -7,6 +7,7 @@ export {
   DeviceOrganizationMismatchError,
   type BrowserPoolOptions,
 } from './pool.js';
+export { DataDirectoryFullError } from './data-directory-full.js';
 export { findChromium, killOrphans } from './chromium-process.js';
 export { planBrowserEgress } from './remote-browser-egress.js';
 export type { DeviceState, DeviceStateStore } from './device-state.js';

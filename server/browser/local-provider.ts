@@ -5,6 +5,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { runsAsRoot } from '../os/system-state-directory.js';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { decideSandbox, kernelOffersSandbox, type SandboxDecision } from './browser-sandbox.js';
+import { requireRoomFor } from './data-directory-full.js';
 import { BrowserUsers, type BrowserUserClaim, type BrowserUserRange } from './browser-users.js';
 import { chromiumCommand, SETPRIV_PATH } from './chromium-command.js';
 import {
@@ -137,6 +138,8 @@ export class LocalBrowserProvider implements BrowserProvider {
       await this.closeKeptOn(kept, profileDir, setup.users);
     }
     await removeKeeperSocket(setup.keepersDir, profileId);
+    // A browser that already runs needs no room; a new one does, or it fails for no stated reason.
+    await requireRoomFor(setup.profilesRoot);
 
     await mkdir(profileDir, { recursive: true, mode: 0o700 });
     await reclaimProfile(profileDir);
@@ -171,8 +174,10 @@ export class LocalBrowserProvider implements BrowserProvider {
         LAUNCH_TIMEOUT_MS,
       );
       connection = await KeeperConnection.open(socketPath, profileId);
-    } catch {
+    } catch (error) {
       await this.giveBack(profileDir, claim);
+      // The disk may have filled meanwhile (other devices write too).
+      await requireRoomFor(setup.profilesRoot, error);
       throw new BrowserLaunchError(`Chromium did not start for device ${profileId}`, true);
     }
     if (connection?.identity.pid == null) {

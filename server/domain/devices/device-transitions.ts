@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../../db/client';
 import { devices, type DeviceStatus } from '../../../db/schema';
 import { ApiError } from '../../core/errors';
-import { CapacityExhaustedError, type BrowserPool } from '../../browser';
+import { CapacityExhaustedError, DataDirectoryFullError, type BrowserPool } from '../../browser';
 import { recordAudit } from '../audit/record-audit';
 import { emitEvent } from '../events/emit-event';
 import type { Actor } from '../keys/principal';
@@ -92,14 +92,16 @@ export async function lockDevice(tx: Tx, deviceId: string): Promise<DeviceRow | 
 }
 
 /**
- * Starts the device's browser, turning pool failures into API errors: no free slot is
- * 503 capacity_exhausted with Retry-After; a browser that would not start is a 500
- * whose cause is logged, never shown.
+ * Starts the device's browser, turning pool failures into API errors: no free slot, or no
+ * room on the data directory's disk, is 503 capacity_exhausted with Retry-After (the
+ * second is logged: an operator must free space); a browser that would not start is a
+ * 500 whose cause is logged, never shown.
  */
 export async function launchBrowser(deps: DeviceDeps, row: DeviceRow): Promise<void> {
   try {
     await deps.browserPool.launch(row.id, row.orgId);
   } catch (error) {
+    if (error instanceof DataDirectoryFullError) deps.log.error({ deviceId: row.id, freeBytes: error.freeBytes }, "no browser can start: the data directory's disk is full");
     if (error instanceof CapacityExhaustedError) {
       throw new ApiError('capacity_exhausted', { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
     }
