@@ -156,8 +156,10 @@ describe('escalations', () => {
   });
 
   it('refuses a missing, wrong or foreign bearer with 401 invalid_escalation_token, before reading the body', async () => {
-    const { delivery } = await parkWithQuestion('May I continue?');
+    // The foreign one first: the escalation checked at the end must still be pending then,
+    // within TTL_SECS of its creation, however long a loaded host takes to park a task.
     const other = await parkWithQuestion('And this one?');
+    const { delivery } = await parkWithQuestion('May I continue?');
     const attempts = [
       await apiClient(test.url)('POST', `/v1/escalations/${delivery.escalation.id}/resolve`, {}),
       await resolveCall(delivery, {}, `esctok_${'A'.repeat(43)}`),
