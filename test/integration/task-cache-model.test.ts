@@ -24,8 +24,9 @@ let shop: ShopPages;
 const devices = new DeviceTracker(() => api);
 const OPERATOR = { id: 'op_1', name: 'ops' };
 
-// A model that takes its time, as real ones do: what a hit saves is visible in the durations.
-const THINKING_MS = 300;
+// A model that takes its time, as real ones do: what a hit saves is visible in the durations,
+// beyond what a loaded 2-core host adds to one run over another (300 ms a call was not).
+const THINKING_MS = 1_000;
 const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ toolCalls: [{ name, arguments: args }], delayMs: THINKING_MS });
 
 const PROMPT = 'Sign up to the newsletter as grace@example.com and tell me what the page says.';
