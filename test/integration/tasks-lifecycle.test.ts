@@ -154,9 +154,10 @@ describe('task lifecycle', () => {
     for await (const chunk of chunks) seen += chunk;
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(seen).not.toContain('event: done');
-    // The restart closes and relaunches every device this file created, each under a keeper.
+    // The restart closes and relaunches every device this file created, each under a keeper:
+    // bounded, not held by the stream (a loaded 2-core host took 21.5 s).
     await restarted;
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(Date.now() - started).toBeLessThan(60_000);
     const ended = await waitForTaskEnd(api, task, 10_000);
     expect(ended.result).toMatchObject({ error: 'device_lost' });
     expect((await api('GET', `/v1/devices/${device}`)).body).toMatchObject({ status: 'active', current_task_id: null });
