@@ -5,9 +5,9 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { runsAsRoot } from '../os/system-state-directory.js';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { decideSandbox, kernelOffersSandbox, type SandboxDecision } from './browser-sandbox.js';
-import { requireRoomFor } from './data-directory-full.js';
 import { BrowserUsers, type BrowserUserClaim, type BrowserUserRange } from './browser-users.js';
 import { chromiumCommand, SETPRIV_PATH } from './chromium-command.js';
+import { requireRoomFor } from './data-directory-full.js';
 import {
   findChromium,
   killOrphansIn,
