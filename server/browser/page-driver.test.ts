@@ -307,6 +307,23 @@ describe('allowed domains', () => {
     await expectActionError(driver.navigate(server.url('/redirect-away')), 'domain_not_allowed');
   });
 
+  it('fails the next action with a navigation blocked after the last one ended, and forgets it as a run starts', async () => {
+    const later = `data:text/html,${encodeURIComponent(`<button onclick="setTimeout(() => { location.href = '${server.url('/next', '127.0.0.1')}'; }, 500)">Later</button>`)}`;
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+    await driver.setAllowedDomains(['localhost']);
+    await driver.navigate(later);
+    await driver.click('Later');
+    await pause();
+    await expectActionError(driver.observe(), 'domain_not_allowed');
+    // Reported once: the page is still the one the blocked navigation left.
+    expect((await driver.observe()).url).toBe(later);
+
+    await driver.click('Later');
+    await pause();
+    await driver.setAllowedDomains(['localhost']);
+    expect((await driver.observe()).url).toBe(later);
+  });
+
   it('allows data: and about:blank while restricted', async () => {
     await driver.setAllowedDomains(['example.com']);
     await driver.navigate('about:blank');

@@ -95,8 +95,16 @@ export class PuppeteerPageDriver implements PageDriver {
   private blockedNavigationUrl: string | null = null;
   private readonly blockedNavigationListeners = new Set<() => void>();
   private readonly navigationRequestListeners = new Set<() => void>();
-  /** The main frame's latest navigation request (the last hop of a redirect chain). */
-  private mainFrameNavigationUrl: string | null = null;
+  /**
+   * The main frame's latest navigation request (the last hop of a redirect chain) whose
+   * fate no action has judged yet, and the start of the action it followed: the egress
+   * proxy's refusals since then are this navigation's. Judged by every action, not only by
+   * the click that started it: on a loaded host a click's navigation can start after the
+   * click stopped waiting for it, and the page it leaves is the proxy's refusal.
+   */
+  private unjudgedNavigation: { request: HTTPRequest; since: number } | null = null;
+  /** When the latest action started (or the driver was made). */
+  private actionStartedAt = Date.now();
   /** A navigation of the main frame that has not committed yet (waiting for its server). */
   private pendingNavigation: HTTPRequest | null = null;
   /** What the refs of the last observation point at; refs are numbered across frames. */
@@ -214,6 +222,9 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   async setAllowedDomains(domains: string[] | null): Promise<void> {
+    // A run starts here: a navigation its page made before was no action of this run.
+    this.blockedNavigationUrl = null;
+    this.unjudgedNavigation = null;
     await this.run('navigation_failed', 'setting allowed domains', async () => {
       this.allowList = DomainAllowList.fromEntries(domains);
       this.allowListEntries = domains === null ? null : [...domains];
@@ -262,9 +273,6 @@ export class PuppeteerPageDriver implements PageDriver {
       if (this.allowList && !this.allowList.allowsUrl(url)) {
         throw domainNotAllowed(url);
       }
-      this.blockedNavigationUrl = null;
-      this.mainFrameNavigationUrl = null;
-      const started = Date.now();
       try {
         await this.page.goto(url, {
           waitUntil: 'domcontentloaded',
@@ -273,10 +281,10 @@ export class PuppeteerPageDriver implements PageDriver {
       } catch (error) {
         // A redirect into a blocked domain surfaces as a failed navigation; the flag set
         // by interception, or the proxy's refusal, tells it apart from other failures.
-        await this.throwIfNavigationBlocked(started);
+        await this.throwIfNavigationBlocked();
         throw error;
       }
-      await this.throwIfNavigationBlocked(started);
+      await this.throwIfNavigationBlocked();
     });
   }
 
@@ -363,6 +371,8 @@ export class PuppeteerPageDriver implements PageDriver {
       });
       try {
         for (let pollMs = TEXT_POLL_FIRST_MS; ; pollMs = Math.min(pollMs * 2, TEXT_POLL_MAX_MS)) {
+          // The page waited on may navigate somewhere blocked meanwhile: that ends the wait.
+          await this.throwIfNavigationBlocked();
           if (await Promise.race([framesShowText(this.page, text), expired])) return;
           if (!this.isAlive()) throw browserGone();
           if (Date.now() >= deadline) {
@@ -426,7 +436,7 @@ export class PuppeteerPageDriver implements PageDriver {
 
   private onRequest(request: HTTPRequest): void {
     if (request.isNavigationRequest() && request.frame() === this.page.mainFrame()) {
-      this.mainFrameNavigationUrl = request.url();
+      this.unjudgedNavigation = { request, since: this.actionStartedAt };
       this.pendingNavigation = request;
       for (const listener of this.navigationRequestListeners) listener();
     }
@@ -457,20 +467,24 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /**
-   * Fails the running action when its main-frame navigation was stopped: by the task's
-   * allow-list (interception), or by the egress proxy since `sinceMs` (the browser only
-   * shows a tunnel or proxy error; the proxy's memory of the refusal names the cause).
+   * Fails the running action when a main-frame navigation no action reported yet was
+   * stopped: by the task's allow-list (interception), or by the egress proxy (the browser
+   * only shows a tunnel or proxy error; the proxy's memory of the refusal names the cause).
+   * A navigation still on its way, not refused so far, is left for a later action to judge.
    */
-  private async throwIfNavigationBlocked(sinceMs: number): Promise<void> {
+  private async throwIfNavigationBlocked(): Promise<void> {
     const blocked = this.blockedNavigationUrl;
     if (blocked !== null) {
       this.blockedNavigationUrl = null;
       throw domainNotAllowed(blocked);
     }
-    const target = this.mainFrameNavigationUrl;
-    if (target !== null && this.egress !== null && (await this.egress.refusedSince(target, sinceMs))) {
-      throw new ActionError('destination_blocked', `${hostOf(target)} is blocked by the egress policy`);
-    }
+    const navigation = this.unjudgedNavigation;
+    if (navigation === null) return;
+    const { request, since } = navigation;
+    const refused = this.egress !== null && (await this.egress.refusedSince(request.url(), since));
+    const answered = request.response() !== null || request.failure() !== null;
+    if ((refused || answered) && this.unjudgedNavigation === navigation) this.unjudgedNavigation = null;
+    if (refused) throw new ActionError('destination_blocked', `${hostOf(request.url())} is blocked by the egress policy`);
   }
 
   /**
@@ -479,9 +493,6 @@ export class PuppeteerPageDriver implements PageDriver {
    * the allow-list fails the action with domain_not_allowed.
    */
   private async settleNavigation(action: () => Promise<void>): Promise<void> {
-    this.blockedNavigationUrl = null;
-    this.mainFrameNavigationUrl = null;
-    const since = Date.now();
     const abort = new AbortController();
     let started = false;
     let onStart = (): void => undefined;
@@ -512,7 +523,7 @@ export class PuppeteerPageDriver implements PageDriver {
       await Promise.race([navigationStarted, delay(NAVIGATION_START_GRACE_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.
       if (started) await Promise.race([loaded, navigationBlocked]);
-      await this.throwIfNavigationBlocked(since);
+      await this.throwIfNavigationBlocked();
     } finally {
       abort.abort();
       this.navigationRequestListeners.delete(onStart);
@@ -597,9 +608,17 @@ export class PuppeteerPageDriver implements PageDriver {
   private async run<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
     if (!this.isAlive()) throw browserGone();
     if (this.hasCrashed) throw pageCrashed();
+    this.actionStartedAt = Date.now();
     try {
-      return await Promise.race([action(), this.crashed]);
+      // A navigation blocked after the last action ended (a click's, started late) fails this one.
+      await this.throwIfNavigationBlocked();
+      const result = await Promise.race([action(), this.crashed]);
+      // What the action read may be the page a blocked navigation left.
+      await this.throwIfNavigationBlocked();
+      return result;
     } catch (error) {
+      // A blocked navigation explains the action's failure better than its own error does.
+      await this.throwIfNavigationBlocked();
       if (error instanceof ActionError) throw error;
       if (!this.isAlive() || error instanceof ConnectionClosedError) throw browserGone();
       if (this.hasCrashed) throw pageCrashed();

@@ -102,7 +102,9 @@ export interface PageDriver {
   /**
    * Hard allow-list for navigations and subresource requests; an entry allows its
    * subdomains. null or [] means unrestricted. A main-frame navigation blocked while
-   * an action runs makes that action throw ActionError('domain_not_allowed').
+   * an action runs, or after it ended, makes that action (or the next) throw
+   * ActionError('domain_not_allowed'); one the egress proxy refused, 'destination_blocked'.
+   * Called as each run starts: a navigation blocked before it is forgotten.
    */
   setAllowedDomains(domains: string[] | null): Promise<void>;
   /**

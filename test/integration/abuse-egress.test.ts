@@ -73,6 +73,10 @@ async function startAttackSite(privatePort: number): Promise<{ server: Server; p
       res.writeHead(302, { Location: `http://${target}/redirected` }).end();
     } else if (path === '/link') {
       res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<!doctype html><title>Links</title><a href="http://${target}/clicked">private link</a>`);
+    } else if (path === '/late-link') {
+      // A navigation that starts well after the click, as a click's does on a loaded host.
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<!doctype html><title>Late link</title>
+        <button onclick="setTimeout(() => { location.href = 'http://${target}/late'; }, 1000)">late private link</button>`);
     } else {
       res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Public</title><p>public page</p>');
     }
@@ -129,6 +133,14 @@ describe('device egress policy (default configuration)', () => {
   it('fails a task whose click navigates to a private address', async () => {
     const task = await runTask(`go to http://127.0.0.1:${site.port}/link then click "private link" then return the title`);
     expect(task.result).toEqual({ error: 'destination_blocked', detail: blockedDetail });
+    expect(privateServer.hits).toEqual([]);
+  });
+
+  it('fails a task whose page navigates to a private address after the click stopped waiting for it, at the next step', async () => {
+    const task = await runTask(`go to http://127.0.0.1:${site.port}/late-link then click "late private link" then wait for "never shown"`);
+    expect(task.result).toEqual({ error: 'destination_blocked', detail: blockedDetail });
+    // The wait ends as the page goes, not at its own 15 s timeout.
+    expect(Date.now() - Date.parse(task.created_at)).toBeLessThan(12_000);
     expect(privateServer.hits).toEqual([]);
   });
 
