@@ -48,6 +48,24 @@ describe('FrameTimeline', () => {
     expect(named(await picture)).toBe('effect, delivered late');
   });
 
+  it('waits up to a second for a frame in flight (a saturated host delivers late), then answers with the frame before', async () => {
+    vi.useFakeTimers();
+    const timeline = new FrameTimeline();
+    timeline.see(frame('blank', 100));
+    const late = timeline.frameBetween(150, Promise.resolve(200));
+    await vi.advanceTimersByTimeAsync(800);
+    timeline.see(frame('the step left this, delivered late', 140));
+    await vi.advanceTimersByTimeAsync(300);
+    expect(named(await late)).toBe('the step left this, delivered late');
+
+    const unpainted = timeline.frameBetween(300, Promise.resolve(400));
+    const answer = tracked(unpainted);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(answer.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(named(await unpainted)).toBe('the step left this, delivered late');
+  });
+
   it('answers a wait for an unknown end with what was seen at the end', async () => {
     const timeline = new FrameTimeline();
     const picture = timeline.frameBetween(150, new Promise<number>(() => undefined));

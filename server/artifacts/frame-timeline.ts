@@ -1,10 +1,12 @@
 import type { LiveFrame } from '../browser';
 
 // A frame produced just before a moment reaches the recorder a little after it (encoding,
-// the DevTools connection; 15 to 45 ms on a quiet host, more on a busy one): how long
-// frameBetween() still waits for one. It holds only the picture, never the next action:
-// a step's last frame, produced before its end, may arrive after the next action started.
-const FRAME_IN_FLIGHT_MS = 150;
+// the DevTools connection; 15 to 45 ms on a quiet host, past half a second on a saturated
+// one, where a 150 ms wait kept an earlier page as a step's picture): how long
+// frameBetween() still waits for one. It holds only the picture, never the next action
+// (nor a run's end: the recording's end answers every wait): a step's last frame,
+// produced before its end, may arrive after the next action started.
+const FRAME_IN_FLIGHT_MS = 1_000;
 
 // How long shown() waits for the first frame of a change that painted nothing yet. A new
 // document paints within a frame or two of its load on a quiet host; on a saturated one the
