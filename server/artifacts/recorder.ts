@@ -4,6 +4,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../../db/client';
 import type { LiveFrame } from '../browser';
+import type { DatabaseAvailability } from '../core/database-availability';
 import type { Logger } from '../core/log';
 import {
   insertRecording,
@@ -34,6 +35,8 @@ export interface FrameWatch {
 
 export interface RecorderDeps {
   db: Db;
+  /** A finished recording's row waits out a database outage (the stop of the process ends the wait). */
+  databaseAvailability: DatabaseAvailability;
   /** The object store, through writes that outlast its outages. */
   writes: RetryingWrites;
   frames: FrameSource;
@@ -189,26 +192,31 @@ export class Recorder {
    * next start's recover().
    */
   async #finish(row: RecordingRow, file: string, known: { durationMs: number; width: number; height: number } | null = null): Promise<void> {
-    const { db, writes, log } = this.#deps;
+    const { db, writes, log, databaseAvailability } = this.#deps;
+    // The video in the store and its row `recording` must not end with the file removed:
+    // the row is written once the database answers, and the file goes only after it.
+    const untilWritten = (write: () => Promise<void>) => databaseAvailability.retryWhileUnreachable(write);
     try {
       const video = known ?? (await probeVideo(file));
       if (video !== null) {
         await writes.put(row.objectKey, { file }, RECORDING_CONTENT_TYPE, {
           stored: async (object) => {
-            await markRecordingReady(db, row.id, { durationMs: video.durationMs, sizeBytes: object.size, width: video.width, height: video.height });
+            await untilWritten(() => markRecordingReady(db, row.id, { durationMs: video.durationMs, sizeBytes: object.size, width: video.width, height: video.height }));
             await removeRecordingFiles(file);
           },
           gaveUp: async (why) => {
             if (why === 'stopping') return;
-            await markRecordingFailed(db, row.id);
+            await untilWritten(() => markRecordingFailed(db, row.id));
             await removeRecordingFiles(file);
           },
         });
         return;
       }
       log.warn({ recordingId: row.id }, 'a recording left no readable video; marked failed');
-      await markRecordingFailed(db, row.id);
+      await untilWritten(() => markRecordingFailed(db, row.id));
     } catch (error) {
+      // Stopped while the database was away: the row and the file are the next start's (recover()).
+      if (databaseAvailability.absorb(error)) return;
       log.error({ err: error, recordingId: row.id }, 'could not store a recording; marked failed');
       await markRecordingFailed(db, row.id).catch(() => undefined);
     }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startColourPages } from '../support/colour-pages';
 import { apiClient, type ApiCall } from '../support/http';
+import { startOwnedPostgres, type OwnedPostgres } from '../support/owned-postgres';
 import { S3_ACCESS_KEY, S3_SECRET } from '../support/s3-server';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
 import { createTenant, startTestService, type TestService } from '../support/test-service';
@@ -15,7 +16,8 @@ import { parsePublicId } from '../../server/domain/ids';
 // comes back after they ended: the tasks succeed, and their recordings and step pictures
 // are stored once it answers again, by the process that ran them or, when that process
 // stopped meanwhile, by its next start. A file a task downloads meanwhile fails its
-// download, not the service.
+// download, not the service. A database that goes away as the store takes a video does
+// not lose it either.
 
 const BUCKET = 'artifacts';
 let directory: string;
@@ -77,9 +79,14 @@ async function runTask(): Promise<{ taskId: string; seqs: number[] }> {
   return { taskId: task.id, seqs };
 }
 
-async function recordingStatus(taskId: string): Promise<string[]> {
-  const rows = await test.service.services.sql<{ status: string }[]>`select status from recordings where subject_kind = 'task' and subject_id = ${parsePublicId('task', taskId)!}`;
+async function recordingStatus(taskId: string, service: TestService = test): Promise<string[]> {
+  const rows = await service.service.services.sql<{ status: string }[]>`select status from recordings where subject_kind = 'task' and subject_id = ${parsePublicId('task', taskId)!}`;
   return rows.map((row) => row.status);
+}
+
+/** The storage URL of the store startStore() runs. */
+function storageUrl(): string {
+  return `s3://${S3_ACCESS_KEY}:${S3_SECRET}@${BUCKET}/operator?endpoint=${encodeURIComponent(`http://127.0.0.1:${port}`)}&region=us-east-1`;
 }
 
 /** Once the store answers again, the task's video and every step's picture are served. */
@@ -99,10 +106,7 @@ beforeAll(async () => {
   directory = await mkdtemp(path.join(tmpdir(), 'store-outage-'));
   await startStore();
   pages = await startColourPages();
-  const endpoint = `http://127.0.0.1:${port}`;
-  test = await startTestService({
-    OPERATOR_STORAGE_URL: `s3://${S3_ACCESS_KEY}:${S3_SECRET}@${BUCKET}/operator?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1`,
-  });
+  test = await startTestService({ OPERATOR_STORAGE_URL: storageUrl() });
   const tenant = await createTenant(test);
   key = await tenant.key(['operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
   api = apiClient(test.url, key);
@@ -171,5 +175,45 @@ describe('an object store outage', () => {
     expect(task).toMatchObject({ status: 'failed', result: { error: 'download_failed' } });
     expect((await api('GET', `/v1/tasks/${task.id}/files`)).body.data).toEqual([]);
     await startStore();
+  });
+});
+
+describe('a database outage as the store takes a video', () => {
+  let postgres: OwnedPostgres;
+  let owned: TestService;
+
+  beforeAll(async () => {
+    postgres = await startOwnedPostgres();
+    owned = await startTestService({ DATABASE_URL: postgres.url, OPERATOR_STORAGE_URL: storageUrl() });
+  });
+  afterAll(async () => {
+    await owned?.stop();
+    await postgres?.remove();
+  });
+
+  it('marks the recording ready once the database is back, without a restart', async () => {
+    const tenant = await createTenant(owned);
+    const ownedKey = await tenant.key(['operator:devices:write', 'operator:tasks:write', 'operator:tasks:read']);
+    const ownedApi = apiClient(owned.url, ownedKey);
+    const device = await ownedApi('POST', '/v1/devices', { space_id: tenant.spaceId });
+    expect(device.status).toBe(201);
+    await stopStore();
+    const submitted = await ownedApi('POST', `/v1/devices/${device.body.id}/tasks`, { prompt: `go to ${pages.url('/red')} then return the title` });
+    expect(await waitForTaskEnd(ownedApi, submitted.body.id)).toMatchObject({ status: 'succeeded', result: 'red' });
+    expect(await recordingStatus(submitted.body.id, owned)).toEqual(['recording']);
+
+    // The store takes the video (at its next try) while the database is away.
+    await postgres.stop();
+    await startStore();
+    const taskFolder = `task/${parsePublicId('task', submitted.body.id)!}`;
+    const storedVideo = async () => (await readdir(directory, { recursive: true })).some((entry) => entry.includes(taskFolder) && entry.includes('.mp4'));
+    await expect.poll(storedVideo, { timeout: 30_000, interval: 250 }).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await postgres.start();
+
+    await expect.poll(() => recordingStatus(submitted.body.id, owned), { timeout: 30_000, interval: 500 }).toEqual(['ready']);
+    const video = await fetch(`${owned.url}/v1/tasks/${submitted.body.id}/recording`, { headers: { Authorization: `Bearer ${ownedKey}` } });
+    expect(video.status).toBe(200);
+    await ownedApi('DELETE', `/v1/devices/${device.body.id}`);
   });
 });
