@@ -48,6 +48,19 @@ describe('FrameTimeline', () => {
     expect(named(await picture)).toBe('effect, delivered late');
   });
 
+  it('takes a frame that arrived before the second moment though Chromium stamped it after (the time it is to be shown)', async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    const timeline = new FrameTimeline();
+    timeline.see(frame('all keys but the last', now - 10));
+    const picture = timeline.frameBetween(now, new Promise((resolve) => setTimeout(() => resolve(now + 20), 20)));
+    await vi.advanceTimersByTimeAsync(15);
+    timeline.see(frame('every key, here before the next action, stamped after it', now + 30));
+    await vi.advanceTimersByTimeAsync(5);
+    timeline.see(frame('the next action, here after it', now + 31));
+    expect(named(await picture)).toBe('every key, here before the next action, stamped after it');
+  });
+
   it('waits up to a second for a frame in flight (a saturated host delivers late), then answers with the frame before', async () => {
     vi.useFakeTimers();
     const timeline = new FrameTimeline();

@@ -31,6 +31,8 @@ const RECENT_FRAMES = 8;
 interface FrameWaiter {
   since: number;
   until: number;
+  /** How many frames had arrived when `until` was told (Infinity until it is). */
+  arrivedByUntil: number;
   /** The last frame produced by `since`. */
   before: LiveFrame | null;
   /** The frames produced after `since`, the latest last (at most RECENT_FRAMES). */
@@ -55,6 +57,16 @@ export class FrameTimeline {
   /** The last frames seen, the latest last (at most RECENT_FRAMES). */
   #recent: LiveFrame[] = [];
   #ended = false;
+  /**
+   * Each remembered frame's place in the order of arrival, and its time. Chromium stamps a
+   * frame with the time it is to be shown, up to a frame interval after it was drawn and
+   * ahead of this process's clock: a frame that arrived before a moment was drawn before
+   * it, whatever its stamp says (a typing step's repaint, here in the millisecond the next
+   * action started but stamped after it, was left out of the step's window, and the
+   * step's picture missed keys).
+   */
+  readonly #arrivals = new WeakMap<LiveFrame, { order: number; at: number }>();
+  #arrived = 0;
   readonly #waiters = new Set<FrameWaiter>();
   readonly #paintWaits = new Set<PaintWait>();
   readonly #repaint: () => Promise<void>;
@@ -66,6 +78,8 @@ export class FrameTimeline {
 
   /** A frame reached the recording. */
   see(frame: LiveFrame): void {
+    this.#arrivals.set(frame, { order: this.#arrived, at: Date.now() });
+    this.#arrived += 1;
     remember(this.#recent, frame);
     for (const waiter of this.#waiters) {
       if (frame.swappedAt <= waiter.since) waiter.before = frame;
@@ -96,20 +110,23 @@ export class FrameTimeline {
       const waiter: FrameWaiter = {
         since,
         until: Infinity,
+        arrivedByUntil: Infinity,
         before: this.#recent.findLast((frame) => frame.swappedAt <= since) ?? null,
         after: this.#recent.filter((frame) => frame.swappedAt > since),
         settle: () => {
           clearTimeout(timer);
           if (!this.#waiters.delete(waiter)) return;
-          const frame = waiter.after.findLast((seen) => seen.swappedAt <= waiter.until) ?? waiter.before;
+          const frame = waiter.after.findLast((seen) => this.#drawnBy(seen, waiter)) ?? waiter.before;
           resolve(frame === null ? null : jpegOf(frame));
         },
       };
       this.#waiters.add(waiter);
       void until.then((at) => {
+        // Told as the next action starts: no frame arrived between that and this.
         waiter.until = at;
+        waiter.arrivedByUntil = this.#arrived;
         // A frame produced in between may still be on its way.
-        if (waiter.after.some((frame) => frame.swappedAt <= at)) waiter.settle();
+        if (waiter.after.some((frame) => this.#drawnBy(frame, waiter))) waiter.settle();
         else timer = setTimeout(() => waiter.settle(), FRAME_IN_FLIGHT_MS);
       });
     });
@@ -132,6 +149,14 @@ export class FrameTimeline {
     // A frame drawn from now on shows every key: typing ended after the page committed the last.
     if (!this.#paintedSince(typedBy)) void this.#repaint().catch(() => undefined);
     await painted;
+  }
+
+  /** Whether `frame` was drawn by the waiter's `until`: stamped by then, or here by then. */
+  #drawnBy(frame: LiveFrame, waiter: FrameWaiter): boolean {
+    if (frame.swappedAt <= waiter.until) return true;
+    const arrival = this.#arrivals.get(frame);
+    // Arrived before `until` was told, and by its time (a wait begun after the next action started is told at once).
+    return arrival !== undefined && arrival.order < waiter.arrivedByUntil && arrival.at <= waiter.until;
   }
 
   /** Whether a frame produced after `since` has been seen, or none will come (the end). */
