@@ -140,7 +140,7 @@ describe('FrameTimeline', () => {
     const still = new FrameTimeline();
     still.see(frame('every key', now - 10));
     const waited = tracked(still.shown(now - 400, now));
-    await vi.advanceTimersByTimeAsync(499);
+    await vi.advanceTimersByTimeAsync(149);
     expect(waited.done).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(waited.done).toBe(true);

@@ -18,10 +18,8 @@ const PAINT_WAIT_MS = 400;
 // end. Typing ends once the page has run the animation frame that paints its last key, but
 // a compositor behind its page (a loaded host) produces that frame after the step's end;
 // on a quiet host it came before, and no frame follows a still page by itself: shown()
-// asks the page for one (a repaint, about 25 ms), and waits this long at most for it. On
-// a saturated host the repaint's frame came later than 150 ms, after the next action had
-// started, and the step's picture missed the last key; the wait costs only that host.
-const TYPED_PAINT_WAIT_MS = 500;
+// asks the page for one (a repaint, about 25 ms), and waits this long at most for it.
+const TYPED_PAINT_WAIT_MS = 150;
 
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
 // and a step's window is decided within moments of its end.
