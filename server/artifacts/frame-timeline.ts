@@ -1,11 +1,11 @@
 import type { LiveFrame } from '../browser';
 
 // A frame produced just before a moment reaches the recorder a little after it (encoding,
-// the DevTools connection; 15 to 45 ms on a quiet host, past half a second on a saturated
-// one, where a 150 ms wait kept an earlier page as a step's picture): how long
-// frameBetween() still waits for one. It holds only the picture, never the next action
-// (nor a run's end: the recording's end answers every wait): a step's last frame,
-// produced before its end, may arrive after the next action started.
+// the DevTools connection; 15 to 45 ms on a quiet host, up to 90 ms seen on a loaded one,
+// and a host four times slower kept an earlier page as a navigation's picture with a
+// 150 ms wait): how long frameBetween() still waits for one. It holds only the picture,
+// never the next action (nor a run's end: the recording's end answers every wait): a
+// step's last frame, produced before its end, may arrive after the next action started.
 const FRAME_IN_FLIGHT_MS = 1_000;
 
 // How long shown() waits for the first frame of a change that painted nothing yet. A new
