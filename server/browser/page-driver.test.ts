@@ -309,7 +309,7 @@ describe('allowed domains', () => {
 
   it('fails the next action with a navigation blocked after the last one ended, and forgets it as a run starts', async () => {
     const later = `data:text/html,${encodeURIComponent(`<button onclick="setTimeout(() => { location.href = '${server.url('/next', '127.0.0.1')}'; }, 500)">Later</button>`)}`;
-    const pause = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 2_500));
     await driver.setAllowedDomains(['localhost']);
     await driver.navigate(later);
     await driver.click('Later');
