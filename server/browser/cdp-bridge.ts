@@ -1,4 +1,5 @@
 import type { Browser, CDPSession } from 'puppeteer-core';
+import { openCdpSession } from './cdp-sessions.js';
 import {
   confinedTraceStart,
   filterTakes,
@@ -94,7 +95,7 @@ export class CdpBridge implements CdpChannel {
     deliver: (message: string) => void,
     onEnd: (reason: CdpChannelEnd) => void,
   ) {
-    this.#openBrowserSession = () => browser.target().createCDPSession();
+    this.#openBrowserSession = () => openCdpSession(browser.target());
     this.#extension = extension;
     this.#claimBlankTab = claimBlankTab;
     this.#root = root;
@@ -111,7 +112,7 @@ export class CdpBridge implements CdpChannel {
     deliver: (message: string) => void,
     onEnd: (reason: CdpChannelEnd) => void,
   ): Promise<CdpBridge> {
-    const root = await browser.target().createCDPSession();
+    const root = await openCdpSession(browser.target());
     const bridge = new CdpBridge(browser, root, scope, extension, claimBlankTab, deliver, onEnd);
     root.on('*' as never, ((method: unknown, params: unknown) => bridge.#rootEvent(undefined, method, params as Params)) as never);
     const gone = () => bridge.#end('browser_gone');

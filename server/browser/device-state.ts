@@ -129,16 +129,6 @@ export async function restoreDeviceState(context: BrowserContext, saved: unknown
         await page.evaluate(WRITE_LOCAL_STORAGE_SCRIPT, { items: entry.localStorage });
       }
     });
-    // Read back from a page of its own, and written again where missing: on a loaded host
-    // a device's page once found none of its restored localStorage (browserless; the cause,
-    // a write lost with the page that made it or otherwise, is not yet confirmed).
-    await withStandInPage(context, async (open) => {
-      for (const entry of origins) {
-        const page = await open(entry.origin);
-        const found = await page.evaluate(READ_LOCAL_STORAGE_SCRIPT);
-        if (found.length !== entry.localStorage.length) await page.evaluate(WRITE_LOCAL_STORAGE_SCRIPT, { items: entry.localStorage });
-      }
-    });
   }
   return origins.map((entry) => entry.origin);
 }

@@ -212,8 +212,9 @@ describe('frames', () => {
     try {
       const page = await browser.newPage();
       await page.goto(server.url('/live'));
-      const createSession = page.createCDPSession.bind(page);
-      vi.spyOn(page, 'createCDPSession').mockImplementation(async () => silenceScreencast(await createSession()));
+      const target = page.target();
+      const createSession = target.createCDPSession.bind(target);
+      vi.spyOn(target, 'createCDPSession').mockImplementation(async () => silenceScreencast(await createSession()));
       const view = await openLiveView(page, 'people');
       const { frames } = recordFrames(view);
       await waitForFrames(frames, 1);

@@ -1,5 +1,6 @@
 import type { CDPSession, KeyInput, Page, Protocol } from 'puppeteer-core';
 import { _keyDefinitions } from 'puppeteer-core/internal/common/USKeyboardLayout.js';
+import { openCdpSession } from './cdp-sessions.js';
 import { ActionError, InvalidLiveInputError, type LiveFrame, type LiveInput, type LiveView, type ScreencastAudience } from './types.js';
 
 const JPEG_QUALITY = 60;
@@ -48,7 +49,7 @@ function isKeyName(key: string): key is KeyInput {
 export async function openLiveView(page: Page, audience: ScreencastAudience): Promise<LiveView> {
   let session: CDPSession;
   try {
-    session = await page.createCDPSession();
+    session = await openCdpSession(page.target());
   } catch {
     throw browserGone();
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chown, mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CDPSession, Page, Protocol } from 'puppeteer-core';
+import { openCdpSession } from './cdp-sessions.js';
 import { ActionError, type DownloadedFile, type DownloadLimits } from './types.js';
 
 /**
@@ -22,7 +23,7 @@ export async function downloadByClick(page: Page, downloadsDir: string | null, l
   await chown(downloadsDir, owner.uid, owner.gid);
   await chown(folder, owner.uid, owner.gid);
 
-  const session: CDPSession = await page.browser().target().createCDPSession();
+  const session: CDPSession = await openCdpSession(page.browser().target());
   try {
     await session.send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: folder, eventsEnabled: true });
     const finished = waitForDownload(session, limits);

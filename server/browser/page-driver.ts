@@ -9,6 +9,7 @@ import {
   type Target,
 } from 'puppeteer-core';
 import { DomainAllowList } from './domain-allowlist.js';
+import { openCdpSession } from './cdp-sessions.js';
 import {
   CLEAR_FIELD_FUNCTION,
   MASK_FIELD_FUNCTION,
@@ -173,7 +174,7 @@ export class PuppeteerPageDriver implements PageDriver {
   async responds(ms: number): Promise<boolean> {
     if (this.pendingNavigation !== null) return true;
     const answered = (async () => {
-      const session = await this.page.createCDPSession();
+      const session = await openCdpSession(this.page.target());
       try {
         await session.send('Runtime.evaluate', { expression: '1' });
       } finally {

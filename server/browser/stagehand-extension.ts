@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser, CDPSession } from 'puppeteer-core';
+import { openCdpSession } from './cdp-sessions.js';
 import { STAGEHAND_COPIES, stagehandCopyDir, stagehandCopyIds } from './browser-preferences.js';
 
 type Send = (method: string, params?: Record<string, unknown>) => Promise<unknown>;
@@ -131,7 +132,7 @@ export class StagehandExtension {
   load(): Promise<ExtensionInfo> {
     return this.#serialized(async () => {
       if (this.#loaded !== null) return this.#loaded.info;
-      const session = await this.#browser.target().createCDPSession();
+      const session = await openCdpSession(this.#browser.target());
       const send = sendOn(session);
       /** A copy loaded and not yet found safe: uninstalled whatever happens next. */
       let pending: string | null = null;
