@@ -9,7 +9,6 @@ import {
   type CdpChannel,
   type CdpChannelEnd,
   type CdpChannelRole,
-  type CloseOptions,
   type EgressGate,
   type LiveView,
   type ScreencastAudience,
@@ -33,7 +32,7 @@ export interface PuppeteerBrowserHandleOptions {
   /** The context the device's page lives in: the default one or the device's own. */
   context: BrowserContext;
   /** Provider-specific teardown (stop the process, or leave a remote browser). */
-  release: (options: CloseOptions) => Promise<void>;
+  release: () => Promise<void>;
   /** Provider-specific hand-over: disconnect from the keeper, leaving the browser running. */
   detach: () => Promise<void>;
   /** The egress proxy the browser goes through; null where none is in front of it. */
@@ -61,7 +60,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   readonly location: string | null;
   private readonly browser: Browser;
   private readonly context: BrowserContext;
-  private readonly release: (options: CloseOptions) => Promise<void>;
+  private readonly release: () => Promise<void>;
   private readonly leave: () => Promise<void>;
   private readonly egress: EgressGate | null;
   private readonly downloadsDir: string | null;
@@ -124,8 +123,8 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
     this.disconnectListeners.push(listener);
   }
 
-  close(options: CloseOptions = {}): Promise<void> {
-    this.closing ??= this.release(options);
+  close(): Promise<void> {
+    this.closing ??= this.release();
     return this.closing;
   }
 

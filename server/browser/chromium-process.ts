@@ -207,18 +207,6 @@ export async function waitForExit(pid: number): Promise<boolean> {
   return waitUntil(async () => !(await isRunning(pid)));
 }
 
-/**
- * Puts a Chromium and every process it started behind all other work for the processor.
- * Chromium leads a session of its own (keeper-process.ts), and where the kernel groups
- * processes by session for scheduling (autogroups, on by default), a process's own
- * niceness weighs only within its session: the session's autogroup niceness is what
- * ranks it against the service and the other browsers. Without autogroups (the file is
- * missing) or the right to change it, nothing changes: it only makes room for other work.
- */
-export async function yieldProcessorTime(pid: number): Promise<void> {
-  await writeFile(`/proc/${pid}/autogroup`, '19').catch(() => undefined);
-}
-
 /** Live (non-zombie) processes whose process group id is `groupId`. */
 export async function processGroupMembers(groupId: number): Promise<number[]> {
   const members: number[] = [];

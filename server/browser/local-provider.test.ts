@@ -65,32 +65,6 @@ describe('local provider through the pool', () => {
     await pool.shutdown();
   });
 
-  // Where the kernel schedules by session (autogroups), a browser whose profile is
-  // discarded closes behind the work of the devices in use; one that keeps its profile
-  // (cookies flushed as it closes) closes at its own priority.
-  it.skipIf(!existsSync('/proc/self/autogroup'))('closes a browser whose profile goes at the lowest priority, and one whose profile stays at its own', async () => {
-    const pool = new BrowserPool(new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null }), { maxBrowsers: 2 });
-    const nicenessSeenWhileClosing = async (pid: number, closing: Promise<void>): Promise<Set<string>> => {
-      const seen = new Set<string>();
-      let closed = false;
-      void closing.finally(() => (closed = true)).catch(() => undefined);
-      while (!closed) {
-        const niceness = /nice (-?\d+)/.exec(await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => ''))?.[1];
-        if (niceness !== undefined) seen.add(niceness);
-      }
-      await closing;
-      return seen;
-    };
-    try {
-      const kept = await pool.launch('kept-profile', 'org-1');
-      expect(await nicenessSeenWhileClosing(kept.pid!, pool.close('kept-profile'))).toEqual(new Set(['0']));
-      const discarded = await pool.launch('discarded-profile', 'org-1');
-      expect(await nicenessSeenWhileClosing(discarded.pid!, pool.destroy('discarded-profile'))).toContain('19');
-    } finally {
-      await pool.shutdown();
-    }
-  });
-
   it('shares one launch between concurrent callers, enforces capacity and organization, and reports a killed browser as lost', async () => {
     const pool = new BrowserPool(new LocalBrowserProvider({ chromiumPath: CHROMIUM_PATH, dataDir: temp.dir, ...BROWSER_ISOLATION, egress: null }), {
       maxBrowsers: 1,

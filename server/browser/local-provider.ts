@@ -15,7 +15,6 @@ import {
   reclaimProfile,
   removePidFile,
   writePidFile,
-  yieldProcessorTime,
 } from './chromium-process.js';
 import { egressFlags } from './egress-flags.js';
 import { stagehandCopyIds, writeBrowserPreferences } from './browser-preferences.js';
@@ -226,9 +225,8 @@ export class LocalBrowserProvider implements BrowserProvider {
       egress: this.options.egress,
       downloadsDir: path.join(profileDir, 'downloads'),
       stagehand: this.stagehand(profileDir),
-      release: async ({ discarding }) => {
+      release: async () => {
         this.running.delete(handle);
-        if (discarding === true && pid !== null) await yieldProcessorTime(pid);
         // The keeper asks Chromium to close (cookies flushed), kills its group, and exits.
         await connection.closeBrowser();
         await retire();

@@ -1,4 +1,4 @@
-import type { BrowserHandle, BrowserProvider, CloseOptions, LaunchRequest } from './types.js';
+import type { BrowserHandle, BrowserProvider, LaunchRequest } from './types.js';
 import { WarmBrowsers } from './warm-browsers.js';
 
 /**
@@ -229,13 +229,13 @@ export class BrowserPool {
     return this.slots.get(deviceId)?.ready;
   }
 
-  /** Closes the device's browser, keeping its profile (see BrowserHandle.close). No-op when it is not running. */
-  async close(deviceId: string, options: CloseOptions = {}): Promise<void> {
+  /** Closes the device's browser, keeping its profile. No-op when it is not running. */
+  async close(deviceId: string): Promise<void> {
     const slot = this.slots.get(deviceId);
     if (!slot) return this.closing.get(deviceId);
     this.dropSlot(deviceId, slot);
     const closed = slot.handle.then(
-      (handle) => handle.close(options),
+      (handle) => handle.close(),
       () => undefined,
     );
     const tracked = closed.finally(() => {
@@ -254,7 +254,7 @@ export class BrowserPool {
    */
   destroy(deviceId: string): Promise<void> {
     const destroyed = (async () => {
-      await this.close(deviceId, { discarding: true });
+      await this.close(deviceId);
       await this.provider.destroyProfile(deviceId);
     })();
     const tracked = destroyed.catch(() => undefined).finally(() => this.destroying.delete(tracked));

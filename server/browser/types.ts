@@ -218,11 +218,6 @@ export interface CdpChannel {
   close(): Promise<void>;
 }
 
-/** How a browser closes (BrowserHandle.close). */
-export interface CloseOptions {
-  discarding?: boolean;
-}
-
 /** One running browser that belongs to exactly one device. */
 export interface BrowserHandle {
   readonly deviceId: string;
@@ -261,12 +256,8 @@ export interface BrowserHandle {
   isExtensionWorkerHandshake(key: string | undefined): Promise<boolean>;
   /** Called once when the browser goes away without close() being called. */
   onDisconnected(listener: () => void): void;
-  /**
-   * Closes the browser, keeping the profile for a later launch; `discarding`: the profile
-   * is removed right after (a deleted device, a warm browser retired), so nothing the close
-   * writes matters, and it runs behind the work of the devices in use.
-   */
-  close(options?: CloseOptions): Promise<void>;
+  /** Closes the browser, keeping the profile for a later launch. */
+  close(): Promise<void>;
   /**
    * Lets go of the browser without closing it: it keeps running under its keeper until a
    * service re-attaches (or the keeper reaps it, docs/architecture.md "Process model").

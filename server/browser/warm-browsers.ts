@@ -164,7 +164,7 @@ export class WarmBrowsers {
   private retire(browser: WarmBrowser): Promise<void> {
     const done = browser.handle
       .then(
-        (handle) => handle.close({ discarding: true }),
+        (handle) => handle.close(),
         () => undefined,
       )
       .then(() => this.launcher.discard(browser.id))
