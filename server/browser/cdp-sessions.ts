@@ -23,9 +23,6 @@ const lastAttach = new WeakMap<Browser, Promise<unknown>>();
 export function openCdpSession(target: Target): Promise<CDPSession> {
   const browser = target.browser();
   const attached = (lastAttach.get(browser) ?? Promise.resolve()).then(() => target.createCDPSession());
-  lastAttach.set(
-    browser,
-    attached.catch(() => undefined),
-  );
+  lastAttach.set(browser, attached.catch(() => undefined));
   return attached;
 }
