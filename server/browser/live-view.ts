@@ -1,6 +1,6 @@
-import type { CDPSession, KeyInput, Page, Protocol } from 'puppeteer-core';
-import { _keyDefinitions } from 'puppeteer-core/internal/common/USKeyboardLayout.js';
+import type { CDPSession, Page, Protocol } from 'puppeteer-core';
 import { openCdpSession } from './cdp-sessions.js';
+import { isKeyName, typeText } from './keyboard-keys.js';
 import { ActionError, InvalidLiveInputError, type LiveFrame, type LiveInput, type LiveView, type ScreencastAudience } from './types.js';
 
 const JPEG_QUALITY = 60;
@@ -33,14 +33,6 @@ const FIRST_FRAME_WAIT_MS = 300;
 const REPAINT_CAPTURE: Protocol.Page.CaptureScreenshotRequest = { format: 'jpeg', quality: 1, optimizeForSpeed: true };
 
 const VIEWPORT_SIZE_EXPRESSION = '({ width: innerWidth, height: innerHeight })';
-
-/**
- * Whether puppeteer's keyboard knows the key: its own key table, which the package exports
- * under `internal/`, decides, so an unknown name is refused before anything is sent.
- */
-function isKeyName(key: string): key is KeyInput {
-  return Object.hasOwn(_keyDefinitions, key);
-}
 
 /**
  * Opens a live view of `page` on its own CDP session, so several views and the agent's
@@ -167,7 +159,7 @@ class ScreencastLiveView implements LiveView {
         await keyboard.press(event.key);
         return;
       case 'text':
-        await keyboard.type(event.text);
+        await typeText(keyboard, event.text);
         return;
     }
   }

@@ -25,6 +25,7 @@ import {
   TAG_NAME_FUNCTION,
 } from './in-page-scripts.js';
 import { MAX_OBSERVED_ELEMENTS, REPLAY_ATTRIBUTE } from './in-page/contract.js';
+import { typeText } from './keyboard-keys.js';
 import { openLiveView } from './live-view.js';
 import { downloadByClick } from './page-download.js';
 import {
@@ -328,7 +329,7 @@ export class PuppeteerPageDriver implements PageDriver {
         await field.evaluate(CLEAR_FIELD_FUNCTION);
         if (options.secret === true) await field.evaluate(MASK_FIELD_FUNCTION);
         await field.focus();
-        await this.page.keyboard.type(text);
+        await typeText(this.page.keyboard, text);
       } finally {
         await field.dispose();
       }
