@@ -1,10 +1,10 @@
 import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  FINGERPRINT_FUNCTION,
   OBSERVE_SCRIPT,
   PAGE_BUNDLE,
   SAME_TAB_NAVIGATION_SCRIPT,
-  TAG_NAME_FUNCTION,
   TEXT_OF_SCRIPT,
 } from './in-page-scripts.js';
 import { CHROMIUM_FLAGS } from './local-provider.js';
@@ -64,7 +64,7 @@ describe('page functions in Chromium', () => {
     ]);
     expect(await page.evaluate(TEXT_OF_SCRIPT, { selector: '#save' })).toEqual({ kind: 'text', text: 'Save draft' });
     const button = await page.$('#save');
-    expect(await button?.evaluate(TAG_NAME_FUNCTION)).toBe('button');
+    expect((await button?.evaluate(FINGERPRINT_FUNCTION))?.tag).toBe('button');
     expect(await page.evaluate('"__operatorPage" in globalThis')).toBe(false);
   });
 

@@ -74,10 +74,8 @@ export const WRITE_LOCAL_STORAGE_SCRIPT = inPage('writeLocalStorage');
 export const LOCATE_FINGERPRINT_SCRIPT = inPage('locateFingerprint');
 
 /** Functions puppeteer calls with an element handle as their first argument. */
-export const CLEAR_FIELD_FUNCTION = inPage('clearField');
-export const MASK_FIELD_FUNCTION = inPage('maskField');
+export const PREPARE_FIELD_FUNCTION = inPage('prepareField');
 export const SELECT_OPTION_FUNCTION = inPage('selectOption');
-export const TAG_NAME_FUNCTION = inPage('tagName');
 export const DOM_CLICK_FUNCTION = inPage('domClick');
 export const FINGERPRINT_FUNCTION = inPage('fingerprintOf');
 export const FRAME_PLACEMENT_FUNCTION = inPage('framePlacement');

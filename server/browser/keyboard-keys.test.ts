@@ -30,13 +30,19 @@ afterAll(async () => {
   await temp?.remove();
 });
 
-async function typedOnFreshPage(type: (page: Page) => Promise<void>): Promise<{ first: string; second: string; seen: string[] }> {
+interface Typed {
+  first: string;
+  second: string;
+  seen: string[];
+}
+
+async function typedOnFreshPage(type: (page: Page) => Promise<void>): Promise<Typed> {
   const page = await browser.newPage();
   try {
     await page.setContent(FORM);
     await page.focus('#first');
     await type(page);
-    return await page.evaluate('({ first: first.value, second: second.value, seen })');
+    return (await page.evaluate('({ first: first.value, second: second.value, seen })')) as Typed;
   } finally {
     await page.close();
   }
@@ -54,15 +60,16 @@ describe('typeText', () => {
 
   it('sends every event before the browser has acknowledged any', async () => {
     const calls: string[] = [];
-    const acknowledged = Promise.withResolvers<void>();
+    let acknowledge = (): void => undefined;
+    const acknowledged = new Promise<void>((resolve) => (acknowledge = resolve));
     const pending = (call: string) => {
       calls.push(call);
-      return acknowledged.promise;
+      return acknowledged;
     };
     const keyboard = { down: (key: string) => pending(`down ${key}`), up: (key: string) => pending(`up ${key}`), sendCharacter: (char: string) => pending(`text ${char}`) } as unknown as Keyboard;
     const typing = typeText(keyboard, 'ab😀');
     expect(calls).toEqual(['down a', 'up a', 'down b', 'up b', 'text 😀']);
-    acknowledged.resolve();
+    acknowledge();
     await typing;
   });
 

@@ -11,8 +11,6 @@ import {
 import { DomainAllowList } from './domain-allowlist.js';
 import { openCdpSession } from './cdp-sessions.js';
 import {
-  CLEAR_FIELD_FUNCTION,
-  MASK_FIELD_FUNCTION,
   TEXTS_OF_SCRIPT,
   DOM_CLICK_FUNCTION,
   FINGERPRINT_FUNCTION,
@@ -21,8 +19,8 @@ import {
   FIND_FIELD_SCRIPT,
   SAME_TAB_NAVIGATION_SCRIPT,
   SCROLL_SCRIPT,
+  PREPARE_FIELD_FUNCTION,
   SELECT_OPTION_FUNCTION,
-  TAG_NAME_FUNCTION,
 } from './in-page-scripts.js';
 import { MAX_OBSERVED_ELEMENTS, REPLAY_ATTRIBUTE } from './in-page/contract.js';
 import { typeText } from './keyboard-keys.js';
@@ -320,15 +318,12 @@ export class PuppeteerPageDriver implements PageDriver {
     await this.changePage('target_not_found', `typing into ${describeTarget(into)}`, async () => {
       const field = await this.resolve(into, 'field');
       try {
-        if ((await field.evaluate(TAG_NAME_FUNCTION)) === 'select') {
+        if ((await field.evaluate(PREPARE_FIELD_FUNCTION, options.secret === true)) === 'select') {
           if (!(await field.evaluate(SELECT_OPTION_FUNCTION, text))) {
             throw new ActionError('target_not_found', `no option "${text}" in ${describeTarget(into)}`);
           }
           return;
         }
-        await field.evaluate(CLEAR_FIELD_FUNCTION);
-        if (options.secret === true) await field.evaluate(MASK_FIELD_FUNCTION);
-        await field.focus();
         await typeText(this.page.keyboard, text);
       } finally {
         await field.dispose();

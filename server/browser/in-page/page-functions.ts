@@ -134,10 +134,25 @@ function selectorMatch(target: string): RankedMatch {
 }
 
 /**
+ * Gets a field ready to be typed into, in one call to the page (each is a round trip): a
+ * <select> is left as it is ('select': the driver chooses one of its options instead);
+ * any other field is emptied, its value masked when a secret is typed, and focused.
+ */
+export function prepareField(element: Element, secret: boolean): 'select' | 'ready' {
+  if (isHtmlTag(element, 'select')) return 'select';
+  clearField(element);
+  if (secret) maskField(element);
+  // What puppeteer's ElementHandle.focus() does.
+  if (!(element instanceof HTMLElement)) throw new Error('Cannot focus non-HTMLElement');
+  element.focus();
+  return 'ready';
+}
+
+/**
  * Empties a text field before typing, through the native value setter so frameworks
  * that track values (React) see the change. Toggles and file inputs are left alone.
  */
-export function clearField(element: Element): void {
+function clearField(element: Element): void {
   if (htmlPropertiesOf(element).isContentEditable) {
     element.textContent = '';
   } else if (isHtmlTag(element, 'textarea')) {
@@ -160,7 +175,7 @@ function nativeValueSetter(prototype: HTMLInputElement | HTMLTextAreaElement): (
 /**
  * Selects the option of a <select> whose text or value matches, exact before
  * case-insensitive before contains. Returns whether an option was chosen; the driver
- * asks only after tagName() answered 'select'.
+ * asks only after prepareField() answered 'select'.
  */
 export function selectOption(element: Element, wanted: string): boolean {
   if (!isHtmlTag(element, 'select')) return false;
@@ -182,10 +197,6 @@ export function selectOption(element: Element, wanted: string): boolean {
     }
   }
   return false;
-}
-
-export function tagName(element: Element): string {
-  return tagOf(element);
 }
 
 /** Clicks through the DOM when there is no clickable point (covered, zero-size). */
@@ -215,7 +226,7 @@ export function textsOf({ selector, limit }: { selector: string; limit: number }
  * it in the live view, or the agent types something else, which clears it first), and
  * what is typed next shows as typed.
  */
-export function maskField(element: Element): void {
+function maskField(element: Element): void {
   if (!(element instanceof HTMLElement) || (element instanceof HTMLInputElement && element.type === 'password')) return;
   element.style.setProperty('-webkit-text-security', 'disc', 'important');
   const unmaskWhenEmptied = (): void => {
