@@ -16,6 +16,13 @@ const SINGLETON_FILES = ['SingletonLock', 'SingletonSocket', 'SingletonCookie'];
 
 const EXIT_WAIT_MS = 5_000;
 const EXIT_POLL_MS = 25;
+/**
+ * Files of /proc open at once, across every scan of the processes. A service stopping
+ * retires every browser at once, and each scans every process while it waits for its
+ * group to go: with 64 devices that was 17,000 files open at once, past the process's
+ * limit (EMFILE), and the stop failed.
+ */
+export const PROC_READS_AT_ONCE = 64;
 
 /**
  * The Chromium executable: the configured path, or the first of chromium,
@@ -193,14 +200,35 @@ async function liveProcesses(): Promise<Array<{ pid: number; uid: number }>> {
 }
 
 /**
- * /proc/<pid>/<file> of every process, read all at once: one after the other, the
- * couple of hundred reads of a busy machine took 26 ms of every uid claim and release.
- * Processes that ended meanwhile are left out.
+ * /proc/<pid>/<file> of every process, PROC_READS_AT_ONCE at a time: one after the other,
+ * the couple of hundred reads of a busy machine took 26 ms of every uid claim and
+ * release. Processes that ended meanwhile are left out.
  */
 async function readEveryProcess(file: 'status' | 'stat'): Promise<Array<[number, string]>> {
   const pids = (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
-  const texts = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/${file}`, 'utf8').catch(() => null)));
+  const texts = await Promise.all(pids.map((pid) => readProcFile(`/proc/${pid}/${file}`)));
   return pids.flatMap((pid, index) => (texts[index] === null ? [] : [[Number(pid), texts[index]!] as [number, string]]));
+}
+
+let procReadsOpen = 0;
+const procReadsWaiting: Array<() => void> = [];
+
+/** A /proc file, once fewer than PROC_READS_AT_ONCE are being read; null when its process has ended. */
+async function readProcFile(file: string): Promise<string | null> {
+  while (procReadsOpen >= PROC_READS_AT_ONCE) await new Promise<void>((resolve) => procReadsWaiting.push(resolve));
+  procReadsOpen += 1;
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    // Left out: a process that ended, and one /proc does not show this user (hidepid),
+    // which is no browser of its. Any other failure (no file descriptor left) would hide a
+    // live process.
+    if (['ENOENT', 'ESRCH', 'EACCES', 'EPERM'].some((code) => isErrorCode(error, code))) return null;
+    throw error;
+  } finally {
+    procReadsOpen -= 1;
+    procReadsWaiting.shift()?.();
+  }
 }
 
 export async function waitForExit(pid: number): Promise<boolean> {
