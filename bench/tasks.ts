@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
+import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
 import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { machineDescription, percentile } from '../test/support/service-process';
 import type { TaskPages } from '../test/support/task-pages';
@@ -17,8 +18,8 @@ import { machineLoad } from './machine-load';
 //    same five actions done at the same moment directly with puppeteer-core on 10 bare
 //    browsers, in alternating rounds: wall time and per-step time.
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The local provider's flags (server/browser/local-provider.ts), for a fair comparison. */
-const FLAGS = ['--disable-gpu', '--disable-quic', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/** The local provider's own flags, for a fair comparison. */
+const FLAGS = CHROMIUM_FLAGS;
 const STEPS = FORM_TASK_STEPS;
 const OVERHEAD_RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const SUBMITS = Number(process.env.BENCH_SUBMITS ?? 200);
