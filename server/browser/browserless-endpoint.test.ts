@@ -10,7 +10,7 @@ describe('the URL a device connects to', () => {
     const url = deviceEndpoint('ws://127.0.0.1:3000?token=secret', egress);
     expect(url.searchParams.get('token')).toBe('secret');
     expect(url.searchParams.get('timeout')).toBe('0');
-    expect(JSON.parse(url.searchParams.get('launch')!)).toEqual({ args: ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp'] });
+    expect(JSON.parse(url.searchParams.get('launch')!)).toEqual({ args: ['--disable-features=AutofillServerCommunication', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'] });
     // The proxy goes on the device's context, never on the command line, where browserless
     // would add its own host to the bypass list.
     expect([...url.searchParams.keys()].filter((name) => name.startsWith('--'))).toEqual([]);
@@ -24,16 +24,16 @@ describe('the URL a device connects to', () => {
       const url = deviceEndpoint(`ws://127.0.0.1:3000/chromium?token=t&launch=${encodeURIComponent(encoded)}`, egress);
       expect(JSON.parse(url.searchParams.get('launch')!)).toEqual({
         stealth: true,
-        args: ['--lang=fr', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
+        args: ['--lang=fr', '--disable-features=AutofillServerCommunication', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
       });
       expect(url.pathname).toBe('/chromium');
     }
     expect(() => deviceEndpoint('ws://127.0.0.1:3000?launch=%5B1%5D', egress)).toThrow(/launch parameter/);
   });
 
-  it('without a proxy (a browserless on another machine) adds no launch options, and a raw DevTools endpoint is used as it is', () => {
+  it('without a proxy (a browserless on another machine) adds only the autofill switch, and a raw DevTools endpoint is used as it is', () => {
     const remote = deviceEndpoint('wss://browserless.internal/?token=t', null);
-    expect(remote.searchParams.get('launch')).toBeNull();
+    expect(JSON.parse(remote.searchParams.get('launch')!)).toEqual({ args: ['--disable-features=AutofillServerCommunication'] });
     expect(remote.searchParams.get('timeout')).toBe('0');
     expect(deviceContextOptions(null)).toEqual({});
     const raw = 'ws://127.0.0.1:9222/devtools/browser/abc';

@@ -7,6 +7,7 @@ import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { decideSandbox, kernelOffersSandbox, type SandboxDecision } from './browser-sandbox.js';
 import { BrowserUsers, type BrowserUserClaim, type BrowserUserRange } from './browser-users.js';
 import { chromiumCommand, SETPRIV_PATH } from './chromium-command.js';
+import { NO_AUTOFILL_SERVER } from './chromium-privacy.js';
 import { requireRoomFor } from './data-directory-full.js';
 import {
   findChromium,
@@ -75,10 +76,7 @@ export const CHROMIUM_FLAGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
-  // Chromium asks Google's autofill server about every form a page shows: the forms of the
-  // pages a device visits are not Chromium's to describe to anyone, and each ask was a
-  // refused connection through the egress proxy.
-  '--disable-features=AutofillServerCommunication',
+  NO_AUTOFILL_SERVER,
 ];
 
 const LAUNCH_TIMEOUT_MS = 30_000;
