@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceContextOptions, deviceEndpoint, httpUrl, isLocalEndpoint, isSharedBrowserEndpoint, readRemoteCapacity } from './browserless-endpoint.js';
+import { DEVICE_DISABLED_FEATURES } from './chromium-features.js';
 
 const egress = { url: 'http://127.0.0.1:4100', refusedSince: async () => false, credentialsFor: () => null };
 
@@ -10,7 +11,7 @@ describe('the URL a device connects to', () => {
     const url = deviceEndpoint('ws://127.0.0.1:3000?token=secret', egress);
     expect(url.searchParams.get('token')).toBe('secret');
     expect(url.searchParams.get('timeout')).toBe('0');
-    expect(JSON.parse(url.searchParams.get('launch')!)).toEqual({ args: ['--disable-features=AutofillServerCommunication', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'] });
+    expect(JSON.parse(url.searchParams.get('launch')!)).toEqual({ args: [DEVICE_DISABLED_FEATURES, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'] });
     // The proxy goes on the device's context, never on the command line, where browserless
     // would add its own host to the bypass list.
     expect([...url.searchParams.keys()].filter((name) => name.startsWith('--'))).toEqual([]);
@@ -24,7 +25,7 @@ describe('the URL a device connects to', () => {
       const url = deviceEndpoint(`ws://127.0.0.1:3000/chromium?token=t&launch=${encodeURIComponent(encoded)}`, egress);
       expect(JSON.parse(url.searchParams.get('launch')!)).toEqual({
         stealth: true,
-        args: ['--lang=fr', '--disable-features=AutofillServerCommunication', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
+        args: ['--lang=fr', DEVICE_DISABLED_FEATURES, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
       });
       expect(url.pathname).toBe('/chromium');
     }
@@ -33,7 +34,7 @@ describe('the URL a device connects to', () => {
 
   it('without a proxy (a browserless on another machine) adds only the autofill switch, and a raw DevTools endpoint is used as it is', () => {
     const remote = deviceEndpoint('wss://browserless.internal/?token=t', null);
-    expect(JSON.parse(remote.searchParams.get('launch')!)).toEqual({ args: ['--disable-features=AutofillServerCommunication'] });
+    expect(JSON.parse(remote.searchParams.get('launch')!)).toEqual({ args: [DEVICE_DISABLED_FEATURES] });
     expect(remote.searchParams.get('timeout')).toBe('0');
     expect(deviceContextOptions(null)).toEqual({});
     const raw = 'ws://127.0.0.1:9222/devtools/browser/abc';

@@ -3,7 +3,7 @@
 // /chrome ...) starts a dedicated browser per connection; a raw DevTools endpoint
 // (ws://host:port/devtools/browser/<id>) names one running browser everyone shares.
 import { z } from 'zod';
-import { NO_AUTOFILL_SERVER } from './chromium-privacy.js';
+import { DEVICE_DISABLED_FEATURES } from './chromium-features.js';
 import { LOOPBACK_THROUGH_PROXY } from './egress-flags.js';
 import { BrowserLaunchError, type EgressGate } from './types.js';
 
@@ -19,9 +19,9 @@ const WEBRTC_THROUGH_PROXY_ONLY = '--force-webrtc-ip-handling-policy=disable_non
 /**
  * The URL a device connects to. On a browserless endpoint: `timeout=0`, since a device's
  * browser lives until the device sleeps and browserless would otherwise end the session
- * after its TIMEOUT (30 s by default); and in the `launch` JSON parameter the switch that
- * keeps pages' forms from Google's autofill server and, with an egress proxy, the WebRTC
- * switch (browserless 2.x reads launch arguments there; its legacy `--flag` query
+ * after its TIMEOUT (30 s by default); and in the `launch` JSON parameter the switch of
+ * the features no device's browser runs with (chromium-features.ts) and, with an egress
+ * proxy, the WebRTC switch (browserless 2.x reads launch arguments there; its legacy `--flag` query
  * parameters would replace any `args` the operator put in `launch`). A raw DevTools
  * endpoint is used as it is: its browser is already running.
  */
@@ -37,7 +37,7 @@ export function deviceEndpoint(endpoint: string, egress: EgressGate | null): URL
   const launch = launchOptionsOf(url);
   const args = Array.isArray(launch.args) ? launch.args.filter((arg): arg is string => typeof arg === 'string') : [];
   // browserless launches with puppeteer, which merges every --disable-features into one.
-  url.searchParams.set('launch', JSON.stringify({ ...launch, args: [...args, NO_AUTOFILL_SERVER, ...(egress === null ? [] : [WEBRTC_THROUGH_PROXY_ONLY])] }));
+  url.searchParams.set('launch', JSON.stringify({ ...launch, args: [...args, DEVICE_DISABLED_FEATURES, ...(egress === null ? [] : [WEBRTC_THROUGH_PROXY_ONLY])] }));
   return url;
 }
 

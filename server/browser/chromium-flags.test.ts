@@ -1,14 +1,15 @@
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../net/egress-policy.js';
 import { EgressProxy } from '../net/egress-proxy.js';
-import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from '../../test/support/browser-fixtures.js';
+import { BROWSER_ISOLATION, CHROMIUM_PATH, launchChromiumAsTheService, makeTempDir, startPageServer, type PageServer } from '../../test/support/browser-fixtures.js';
 import { startBrowserlessServer, type BrowserlessServer } from '../../test/support/browserless-server.js';
 import { MemoryStateStore } from '../../test/support/memory-state-store.js';
+import { deviceEndpoint } from './browserless-endpoint.js';
 import { BrowserlessProvider } from './browserless-provider.js';
-
-import { LocalBrowserProvider } from './local-provider.js';
+import { CHROMIUM_FLAGS, LocalBrowserProvider } from './local-provider.js';
 import type { BrowserHandle } from './types.js';
 
 // What a device's Chromium asks of the network by itself, seen where every request of it
@@ -67,6 +68,42 @@ describe("a device's Chromium describes none of its pages' forms to Google's aut
       expect(await askedAutofillServer(handle)).toBe(false);
     } finally {
       await handle.close();
+    }
+  });
+});
+
+/**
+ * The pages a started browser holds besides its tabs, after a page has loaded: without
+ * the switch, the address bar's suggestion popup (chrome://omnibox-popup.top-chrome/) is
+ * among them from the start, in a renderer of its own.
+ */
+async function browserPagesBesideTabs(browser: Browser): Promise<string[]> {
+  const page = await browser.newPage();
+  await page.goto(server.url('/form'));
+  await delay(500);
+  const session = await page.createCDPSession();
+  const { targetInfos } = await session.send('Target.getTargets');
+  return targetInfos.filter((target) => target.url.startsWith('chrome://')).map((target) => target.url);
+}
+
+describe("a device's Chromium builds no address bar popup, which headless nobody can open", () => {
+  it('with the local provider\'s flags', async () => {
+    const profile = await makeTempDir('chromium-flags-profile-');
+    const browser = await launchChromiumAsTheService(profile.dir, CHROMIUM_FLAGS);
+    try {
+      expect(await browserPagesBesideTabs(browser)).toEqual([]);
+    } finally {
+      await browser.close();
+      await profile.remove();
+    }
+  });
+
+  it('on a browserless server, launched as a device is', async () => {
+    const browser = await puppeteer.connect({ browserWSEndpoint: deviceEndpoint(browserless.url, null).toString() });
+    try {
+      expect(await browserPagesBesideTabs(browser)).toEqual([]);
+    } finally {
+      await browser.close();
     }
   });
 });

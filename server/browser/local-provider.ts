@@ -7,7 +7,7 @@ import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { decideSandbox, kernelOffersSandbox, type SandboxDecision } from './browser-sandbox.js';
 import { BrowserUsers, type BrowserUserClaim, type BrowserUserRange } from './browser-users.js';
 import { chromiumCommand, SETPRIV_PATH } from './chromium-command.js';
-import { NO_AUTOFILL_SERVER } from './chromium-privacy.js';
+import { DEVICE_DISABLED_FEATURES } from './chromium-features.js';
 import { requireRoomFor } from './data-directory-full.js';
 import {
   findChromium,
@@ -76,7 +76,7 @@ export const CHROMIUM_FLAGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
-  NO_AUTOFILL_SERVER,
+  DEVICE_DISABLED_FEATURES,
 ];
 
 const LAUNCH_TIMEOUT_MS = 30_000;
