@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { FakeBrowserHandle, FakeBrowserProvider } from '../../test/support/fake-browser-provider';
 import { BrowserPool, CapacityExhaustedError } from './pool';
-import type { BrowserHandle, BrowserProvider, WarmLauncher } from './types';
+import type { BrowserHandle, BrowserProvider, LaunchRequest, WarmLauncher } from './types';
 
 /** The fake provider, with warm browsers that launch at once; records what is handed over and discarded. */
 class WarmFakeProvider extends FakeBrowserProvider implements BrowserProvider {
@@ -86,4 +86,32 @@ it('keeps no warm browsers when the provider offers none or the setting is 0', a
   await settled();
   expect(off.warmLaunched).toEqual([]);
   expect(zero.size).toBe(0);
+});
+
+it("starts no refill while a device's own browser launches, and refills once it has", async () => {
+  /** Device launches wait for the test; warm ones are at once. */
+  class SlowDeviceLaunches extends WarmFakeProvider {
+    readonly pending: Array<() => void> = [];
+    override async launch(request: LaunchRequest): Promise<BrowserHandle> {
+      await new Promise<void>((resolve) => this.pending.push(resolve));
+      return super.launch(request);
+    }
+  }
+  const provider = new SlowDeviceLaunches();
+  const pool = new BrowserPool(provider, { maxBrowsers: 4, warmBrowsers: 1 });
+  pool.startWarmBrowsers();
+  await settled();
+  expect(provider.warmLaunched).toHaveLength(1);
+
+  // A burst: one create takes the warm browser, the next finds none and launches its own.
+  pool.takeWarm('org_a');
+  const launching = pool.launch('device-cold', 'org_a');
+  await new Promise((resolve) => setTimeout(resolve, 300)); // past the refill's pause after a take
+  expect(provider.warmLaunched).toHaveLength(1);
+
+  provider.pending.splice(0).forEach((resolve) => resolve());
+  await launching;
+  await settled();
+  expect(provider.warmLaunched).toHaveLength(2);
+  await pool.shutdown();
 });

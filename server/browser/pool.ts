@@ -71,6 +71,8 @@ export class BrowserPool {
   private readonly handedOffListeners: Array<(deviceId: string) => void> = [];
   private readonly retryAfterSeconds: number;
   private readonly warm: WarmBrowsers | null;
+  /** Devices' browsers launching (not warm ones, not handed-over ones): warm refills wait for them. */
+  private deviceLaunches = 0;
 
   constructor(
     private readonly provider: BrowserProvider,
@@ -84,6 +86,7 @@ export class BrowserPool {
         : new WarmBrowsers(provider.warm, {
             target: warmTarget,
             room: () => this.options.maxBrowsers - this.size,
+            deviceLaunches: () => this.deviceLaunches,
             onLaunchFailed: options.onWarmLaunchFailed,
           });
   }
@@ -175,10 +178,15 @@ export class BrowserPool {
       const previousClose = room;
       room = Promise.all([previousClose, evicted]).then(() => undefined);
     }
-    const slot: Slot = {
-      orgId,
-      handle: room.then(() => this.launchOnProvider({ deviceId, orgId, ...(options.adopt === undefined ? {} : { adopt: options.adopt }) })),
-    };
+    this.deviceLaunches += 1;
+    const handle = room.then(() => this.launchOnProvider({ deviceId, orgId, ...(options.adopt === undefined ? {} : { adopt: options.adopt }) }));
+    void handle
+      .catch(() => undefined)
+      .finally(() => {
+        this.deviceLaunches -= 1;
+        this.warm?.fill();
+      });
+    const slot: Slot = { orgId, handle };
     this.slots.set(deviceId, slot);
     this.watch(deviceId, slot);
     return slot.handle;

@@ -28,7 +28,7 @@ const settled = () => new Promise((resolve) => setImmediate(resolve));
 it('fills up to the target within the room it is given, and only ready browsers are taken', async () => {
   const launcher = new ScriptedLauncher();
   let capacity = 1;
-  const warm: WarmBrowsers = new WarmBrowsers(launcher, { target: 3, room: () => capacity - warm.size });
+  const warm: WarmBrowsers = new WarmBrowsers(launcher, { target: 3, room: () => capacity - warm.size, deviceLaunches: () => 0 });
   warm.fill();
   expect(launcher.launches).toHaveLength(0); // not started yet
   warm.start();
@@ -50,7 +50,7 @@ it('fills up to the target within the room it is given, and only ready browsers 
 
 it('evicts the newest browser, closing it and discarding its profile', async () => {
   const launcher = new ScriptedLauncher();
-  const warm: WarmBrowsers = new WarmBrowsers(launcher, { target: 2, room: () => 2 - warm.size });
+  const warm: WarmBrowsers = new WarmBrowsers(launcher, { target: 2, room: () => 2 - warm.size, deviceLaunches: () => 0 });
   warm.start();
   const [older, newer] = launcher.launches.map((launch) => launch.id);
   launcher.settleAll();
@@ -65,7 +65,7 @@ it('evicts the newest browser, closing it and discarding its profile', async () 
 it('pauses after a failed launch instead of relaunching in a loop', async () => {
   const launcher = new ScriptedLauncher();
   const failures: unknown[] = [];
-  const warm = new WarmBrowsers(launcher, { target: 1, room: () => 1, retryAfterFailureMs: 100, onLaunchFailed: (error) => failures.push(error) });
+  const warm = new WarmBrowsers(launcher, { target: 1, room: () => 1, deviceLaunches: () => 0, retryAfterFailureMs: 100, onLaunchFailed: (error) => failures.push(error) });
   warm.start();
   launcher.launches.splice(0)[0]!.reject(new Error('no chromium'));
   await settled();

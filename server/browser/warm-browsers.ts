@@ -6,6 +6,12 @@ export interface WarmBrowsersOptions {
   target: number;
   /** Room left under the host's capacity, asked before each launch. */
   room: () => number;
+  /**
+   * Devices' own browsers launching now (creates that found no warm browser). A refill
+   * waits until there are none, and the pool calls fill() as each ends: on a small host
+   * a burst of creates is bound by its launches, and a refill beside them slows each.
+   */
+  deviceLaunches: () => number;
   /** After a launch failed, the pause before the next one, so a broken Chromium is not relaunched in a loop. */
   retryAfterFailureMs?: number;
   /** The pause between a take and its refill; REFILL_AFTER_TAKE_MS unless set. */
@@ -107,7 +113,7 @@ export class WarmBrowsers {
 
   /** Launches warm browsers until there are `target`, or no room is left. */
   fill(): void {
-    if (!this.started || this.stopped || Date.now() < this.pausedUntil) return;
+    if (!this.started || this.stopped || Date.now() < this.pausedUntil || this.options.deviceLaunches() > 0) return;
     while (this.browsers.size < this.options.target && this.options.room() > 0) this.launchOne();
   }
 
