@@ -131,6 +131,8 @@ describe('npm run admin', () => {
       [['org:rotate-escalation-secret', '--org', '00000000-0000-4000-8000-000000000000'], 'organization_not_found'],
     ] as const;
     const results = await Promise.all(refusals.map(([args]) => admin(...args)));
+    // A scope that does not exist: the refusal lists those that do.
+    expect(JSON.parse(results[1]!.stderr.trim()).error).toContain('operator:sessions:write, operator:sessions:control');
     for (const [index, [args, refusal]] of refusals.entries()) {
       const result = results[index]!;
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: '' });

@@ -9,7 +9,7 @@ import { notifyKeyRevoked } from '../keys/key-revocations';
 import { revokeGrantsOfKey } from '../mcp-oauth/revoke-grant';
 import { hashSecret } from '../secret-hash';
 import { systemActor } from '../keys/principal';
-import { isScope } from '../keys/scopes';
+import { isScope, scopes as publishedScopes } from '../keys/scopes';
 import { checkDestination, type DestinationRefusal } from '../../net/destination';
 import { revokeSessionsOfKey } from '../sessions/session-operations';
 import { generateWebhookSecret } from '../webhooks/signature';
@@ -181,7 +181,8 @@ export interface NewKey {
 
 export async function createApiKey(db: Db, input: NewKey, origin: AdminOrigin = CLI): Promise<CreatedApiKey> {
   const { scopes } = input;
-  if (!scopes.every(isScope)) throw new ApiError('invalid_request', { param: 'scopes', message: 'Every scope must be one of the published scopes.' });
+  // The published list, never the input (CONTRACT.md): a newcomer who guessed a name sees the real ones.
+  if (!scopes.every(isScope)) throw new ApiError('invalid_request', { param: 'scopes', message: `Every scope must be one of the published scopes: ${publishedScopes.join(', ')}.` });
   return db.transaction(async (tx) => {
     await requireOrganization(tx, input.orgId);
     for (const spaceId of input.spaceIds) {
