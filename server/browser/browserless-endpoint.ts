@@ -21,9 +21,9 @@ const WEBRTC_THROUGH_PROXY_ONLY = '--force-webrtc-ip-handling-policy=disable_non
  * browser lives until the device sleeps and browserless would otherwise end the session
  * after its TIMEOUT (30 s by default); and in the `launch` JSON parameter the switch of
  * the features no device's browser runs with (chromium-features.ts) and, with an egress
- * proxy, the WebRTC switch (browserless 2.x reads launch arguments there; its legacy `--flag` query
- * parameters would replace any `args` the operator put in `launch`). A raw DevTools
- * endpoint is used as it is: its browser is already running.
+ * proxy, the WebRTC switch (browserless 2.x reads launch arguments there; its legacy
+ * `--flag` query parameters would replace any `args` the operator put in `launch`). A raw
+ * DevTools endpoint is used as it is: its browser is already running.
  */
 export function deviceEndpoint(endpoint: string, egress: EgressGate | null): URL {
   let url: URL;

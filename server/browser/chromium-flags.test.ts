@@ -12,8 +12,8 @@ import { BrowserlessProvider } from './browserless-provider.js';
 import { CHROMIUM_FLAGS, LocalBrowserProvider } from './local-provider.js';
 import type { BrowserHandle } from './types.js';
 
-// What a device's Chromium asks of the network by itself, seen where every request of it
-// goes: the egress proxy.
+// What a device's Chromium does by itself: what it asks of the network, seen where every
+// request of it goes (the egress proxy), and the pages it builds beside the device's tabs.
 let server: PageServer;
 let temp: Awaited<ReturnType<typeof makeTempDir>>;
 let proxy: EgressProxy;
