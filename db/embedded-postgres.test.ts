@@ -7,7 +7,8 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SYSTEM_STATE_ROOT, systemStateDirectoryFor } from '../server/os/system-state-directory';
-import { freePort, PROJECT_ROOT } from '../test/support/service-process';
+import { freePort } from '../test/support/free-port';
+import { PROJECT_ROOT } from '../test/support/service-process';
 import { PASSWORD_FILE, startEmbeddedPostgres } from './embedded-postgres';
 import { openDatabase } from './open';
 

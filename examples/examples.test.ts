@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devices } from '../db/schema';
+import { freePort } from '../test/support/free-port';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
 import { createTenant, type TestService, startTestService } from '../test/support/test-service';
 
@@ -35,14 +34,6 @@ async function example(name: string, env: Record<string, string>): Promise<strin
     timeout: 120_000,
   });
   return stdout;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('examples', () => {

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { auditEvents, cdpSessions } from '../../db/schema';
 import { parsePublicId } from '../../server/domain/ids';
 import { DeviceTracker } from '../support/device-tracker';
+import { freePort } from '../support/free-port';
 import { apiClient, type ApiCall } from '../support/http';
 import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
 
@@ -41,14 +42,6 @@ interface CdpSession {
 }
 
 /** A port free now, so the service's OPERATOR_PUBLIC_URL (and so its cdp_url) is where the test reaches it. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
   pageServer = http.createServer((_request, response) => {
     response.setHeader('content-type', 'text/html; charset=utf-8');

@@ -16,6 +16,7 @@ import { parseApiKey } from '../../server/domain/keys/api-key-format';
 import { pkceChallengeOf } from '../../server/domain/mcp-oauth/oauth-secrets';
 import { deleteExpiredOAuthTokens } from '../../server/domain/mcp-oauth/token-retention';
 import { revokeApiKey } from '../../server/domain/orgs/operator-admin';
+import { freePort } from '../support/free-port';
 import { allScopes, createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
 
 // /mcp as an OAuth-protected resource, driven by the MCP SDK's own OAuth client (the code
@@ -49,15 +50,6 @@ afterAll(async () => {
   await test?.stop();
   callback?.close();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function decodeHtml(text: string): string {
   return text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));

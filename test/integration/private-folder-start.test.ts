@@ -6,8 +6,8 @@ import { startService } from '../../server/assembly/start-service';
 import { loadConfig } from '../../server/core/config';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { systemStateDirectoryFor } from '../../server/os/system-state-directory';
+import { freePort } from '../support/free-port';
 import { apiClient } from '../support/http';
-import { freePort } from '../support/service-process';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages } from '../support/task-pages';
 

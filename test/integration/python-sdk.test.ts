@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/service-process';
+import { freePort } from '../support/free-port';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { allScopes, createTenant, startTestService, type TestService } from '../support/test-service';
 

@@ -9,12 +9,12 @@ import { tasks } from '../../db/schema';
 import { killOrphans } from '../../server/browser';
 import { parsePublicId } from '../../server/domain/ids';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
+import { freePort } from '../support/free-port';
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { keepersOf } from '../support/keeper-processes';
-import { freePort } from '../support/service-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 // A real crash: the server runs as a child process (server/main.ts) and is killed

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +10,7 @@ import { emitEvent } from '../../server/domain/events/emit-event';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { verifyWebhook } from '../../server/domain/webhooks/verify-webhook';
 import { startService, type RunningService } from '../../server/assembly/start-service';
+import { freePort } from '../support/free-port';
 import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -39,17 +39,6 @@ afterAll(async () => {
   await client?.close();
   await database?.drop();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** The real server as its own process (as `npm start` runs it), so it can be killed outright. */
 /** A data directory of its own for each server, removed after the file's tests. */

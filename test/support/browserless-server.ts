@@ -6,10 +6,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port';
 import type { NetworkHost } from './network-hosts';
 
 /** Debian's Chromium binary itself (/usr/bin/chromium is a wrapper script around it). */
@@ -173,17 +173,6 @@ async function processesMentioning(marker: string): Promise<number[]> {
     if (commandLine.includes(marker)) found.push(Number(entry));
   }
   return found;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function delay(ms: number): Promise<void> {

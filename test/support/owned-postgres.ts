@@ -2,8 +2,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../db/embedded-postgres';
+import { freePort } from './free-port';
 import { runScriptInHost, type HostScript, type NetworkHost } from './network-hosts';
-import { freePort } from './service-process';
 
 /**
  * A PostgreSQL server the test owns, unlike the machine's shared one: it may be stopped

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from './service-process';
+import { freePort } from './free-port';
 
 const PRISM = path.resolve(import.meta.dirname, '..', '..', 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
 
