@@ -1,39 +1,24 @@
-// The browser keeper's code (keeper/keeper-process.ts) as one CommonJS file, bundled by
-// esbuild (as the page code is, in-page-scripts.ts) into the keepers' folder, which is the
-// service's alone. Node would run the TypeScript through its type stripper, which costs
-// every keeper (one per device) about 26 MB of its 78 at rest; the bundle is plain
-// JavaScript, and the WebSocket client in it is still loaded by a remote browser's keeper
-// only (a dynamic import becomes a lazy require).
+// The browser keeper's code (keeper/keeper-process.ts) as one bundled file (node-bundle.ts)
+// in the keepers' folder, which is the service's alone. The WebSocket client in it is
+// still loaded by a remote browser's keeper only (a dynamic import becomes a lazy require).
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+import { nodeBundle } from '../os/node-bundle.js';
 
 const KEEPER_SOURCE = fileURLToPath(new URL('./keeper/keeper-process.ts', import.meta.url));
 /** keeper-process-<hash of its code>.cjs: a file of that name holds that code. */
 const SCRIPT_NAME = /^keeper-process-[0-9a-f]{16}\.cjs$/;
 
-/** Built once per process: the sources do not change while it runs. */
+/** Built once per process. */
 let bundled: { code: string; name: string } | null = null;
 
 function keeperBundle(): { code: string; name: string } {
   if (bundled !== null) return bundled;
-  const result = buildSync({
-    entryPoints: [KEEPER_SOURCE],
-    bundle: true,
-    write: false,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node24',
-    // Unminified, so a keeper's stack traces name its functions.
-    minify: false,
-    logLevel: 'silent',
-  });
-  const [output] = result.outputFiles;
-  if (output === undefined) throw new Error('esbuild produced no keeper bundle');
-  const hash = createHash('sha256').update(output.text).digest('hex').slice(0, 16);
-  bundled = { code: output.text, name: `keeper-process-${hash}.cjs` };
+  const code = nodeBundle(KEEPER_SOURCE);
+  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  bundled = { code, name: `keeper-process-${hash}.cjs` };
   return bundled;
 }
 
