@@ -32,7 +32,9 @@ describe('FrameEncoder', () => {
   it('holds at most 8 MiB of frames for an ffmpeg that stopped reading, and catches up once it reads again', async () => {
     const file = path.join(folder, 'stalled.mp4');
     const startedAt = Date.now();
-    const encoder = new FrameEncoder({ file, fps: 50, width: 640, height: 360 }, frame);
+    const encoder = new FrameEncoder({ file, pidFile: `${file}.pid`, fps: 50, width: 640, height: 360 }, frame);
+    await expect.poll(() => encoder.pid).toBeDefined();
+    expect(await readFile(`${file}.pid`, 'utf8')).toBe(String(encoder.pid));
     // ffmpeg stops reading (a starved or stopped encoder): SIGSTOP, a real stall.
     process.kill(encoder.pid!, 'SIGSTOP');
     try {

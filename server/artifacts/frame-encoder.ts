@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { PeriodicTimer } from '../domain/periodic-timer';
+import { spawnPiped, type PipedChild } from '../os/spawner/child-spawner';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 // Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4 (up
@@ -17,6 +18,8 @@ const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 export interface EncoderOptions {
   /** Output file (fragmented MP4). */
   file: string;
+  /** Where ffmpeg's pid goes once it runs, for the next start to find it after a crash. */
+  pidFile: string;
   /** Frames per second of the video: the cap on what is kept of the screencast. */
   fps: number;
   /** Output size in pixels; made even (H.264's 4:2:0 needs it). */
@@ -38,16 +41,19 @@ export interface EncoderOptions {
  * before a crash is a playable video without its end. ffmpeg ends by itself when its
  * stdin closes: when this process stops, even by SIGKILL, the pipe closes and ffmpeg
  * finishes the file and exits; no ffmpeg outlives the service for long.
+ *
+ * ffmpeg is started by the spawner (child-spawner.ts), so a recording's start costs the
+ * event loop nothing; frames due before it runs are written once it does, as after a stall.
  */
 export class FrameEncoder {
-  readonly #process: ChildProcess;
-  readonly #exited: Promise<string>;
+  readonly #started: Promise<PipedChild | null>;
   readonly #tick: PeriodicTimer;
   readonly #startedAt = Date.now();
   readonly #fps: number;
   /** The video's frame size. */
   readonly width: number;
   readonly height: number;
+  #ffmpeg: PipedChild | null = null;
   #latest: Buffer;
   #written = 0;
   #stopping: Promise<{ durationMs: number; ok: boolean }> | null = null;
@@ -69,30 +75,41 @@ export class FrameEncoder {
       '-threads', '1',
       '-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', options.file,
     ];
-    this.#process = spawn(FFMPEG, args, { stdio: ['pipe', 'ignore', 'pipe'] });
-    this.#process.stderr!.on('data', (chunk: Buffer) => {
-      if (this.#stderr.length < 4000) this.#stderr += chunk.toString();
-    });
-    // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.
-    this.#process.stdin!.on('error', () => undefined);
-    this.#exited = new Promise((resolve) => {
-      this.#process.once('error', (error) => resolve(`could not start: ${error.message}`));
-      this.#process.once('exit', (code, signal) => resolve(code === 0 ? 'ok' : `exited with ${code ?? signal}`));
-    });
-    this.#writeDue();
+    this.#started = spawnPiped(FFMPEG, args).then(
+      (ffmpeg) => {
+        this.#ffmpeg = ffmpeg;
+        ffmpeg.stderr.on('data', (chunk: Buffer) => {
+          if (this.#stderr.length < 4000) this.#stderr += chunk.toString();
+        });
+        // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.
+        ffmpeg.stdin.on('error', () => undefined);
+        try {
+          writeFileSync(options.pidFile, String(ffmpeg.pid), { mode: 0o600 });
+        } catch {
+          // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
+        }
+        this.#writeDue();
+        return ffmpeg;
+      },
+      (error: unknown) => {
+        this.#stderr = `could not start: ${error instanceof Error ? error.message : String(error)}`;
+        return null;
+      },
+    );
     this.#tick = new PeriodicTimer(Math.round(1000 / options.fps), () => this.#writeDue(), (error) => {
       this.#stderr += `writing frames failed: ${String(error)}\n`;
     });
     this.#tick.start();
   }
 
+  /** ffmpeg's pid once it runs. */
   get pid(): number | undefined {
-    return this.#process.pid;
+    return this.#ffmpeg?.pid;
   }
 
   /** Bytes written to ffmpeg that it has not read yet: at most MAX_PENDING_BYTES and a frame. */
   get pendingBytes(): number {
-    return this.#process.stdin!.writableLength;
+    return this.#ffmpeg?.stdin.writableLength ?? 0;
   }
 
   /** What ffmpeg said on stderr (for the log when it failed). */
@@ -109,20 +126,23 @@ export class FrameEncoder {
   stop(): Promise<{ durationMs: number; ok: boolean }> {
     this.#stopping ??= (async () => {
       await this.#tick.stop();
+      const ffmpeg = await this.#started;
+      if (ffmpeg === null) return { durationMs: 0, ok: false };
       this.#writeDue();
-      this.#process.stdin!.end();
-      const timer = setTimeout(() => this.#process.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      const exit = await this.#exited;
+      ffmpeg.stdin.end();
+      const timer = setTimeout(() => killIfRunning(ffmpeg.pid), STOP_TIMEOUT_MS);
+      const end = await ffmpeg.exited;
       clearTimeout(timer);
-      if (exit !== 'ok') this.#stderr = `${exit}; ${this.#stderr}`;
-      return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok: exit === 'ok' };
+      const ok = 'code' in end && end.code === 0;
+      if (!ok) this.#stderr = `${'error' in end ? end.error : `exited with ${end.code ?? end.signal}`}; ${this.#stderr}`;
+      return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok };
     })();
     return this.#stopping;
   }
 
   #writeDue(): void {
-    const stdin = this.#process.stdin!;
-    if (stdin.destroyed || stdin.writableEnded) return;
+    const stdin = this.#ffmpeg?.stdin;
+    if (stdin === undefined || stdin.destroyed || stdin.writableEnded) return;
     const due = Math.floor(((Date.now() - this.#startedAt) * this.#fps) / 1000) + 1;
     // After a long stall the gap is filled over the next ticks rather than in one burst.
     const count = Math.min(due - this.#written, MAX_CATCH_UP_FRAMES);
@@ -130,6 +150,14 @@ export class FrameEncoder {
       stdin.write(this.#latest);
       this.#written += 1;
     }
+  }
+}
+
+function killIfRunning(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone meanwhile.
   }
 }
 

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../../db/client';
@@ -112,14 +111,8 @@ export class Recorder {
       // The video is the size of the first frame (800 px wide for a recording alone, 1280
       // while people watch; live-view.ts); later frames of another size are scaled to it.
       const { width, height } = jpegSize(jpeg) ?? { width: frame.width, height: frame.height };
-      encoder = new FrameEncoder({ file, fps: this.#deps.fps, width, height }, jpeg);
-      // Found again by recover() should this process die before stop(). Written at once
-      // (a few bytes), so a quick stop() never races it and leaves it behind.
-      try {
-        writeFileSync(`${file}.pid`, String(encoder.pid ?? ''), { mode: 0o600 });
-      } catch {
-        // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
-      }
+      // The pid file: found again by recover() should this process die before stop().
+      encoder = new FrameEncoder({ file, pidFile: `${file}.pid`, fps: this.#deps.fps, width, height }, jpeg);
     };
     let row: RecordingRow;
     try {

@@ -261,6 +261,12 @@ export async function isRunning(pid: number): Promise<boolean> {
   return state !== undefined && state !== 'Z' && state !== 'X';
 }
 
+/** The pid of the process's parent, or null when it is gone. */
+export async function parentPid(pid: number): Promise<number | null> {
+  const parent = (await statFields(pid))?.[1];
+  return parent === undefined ? null : Number(parent);
+}
+
 /** /proc/<pid>/stat fields after the command name (state first), or null when gone. */
 async function statFields(pid: number): Promise<string[] | null> {
   let stat: string;

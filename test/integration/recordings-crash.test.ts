@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectDatabase, type Database } from '../../db/client';
 import { killOrphans } from '../../server/browser';
+import { parentPid } from '../../server/browser/chromium-process';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startColourPages } from '../support/colour-pages';
 import { freePort } from '../support/free-port';
@@ -120,13 +121,18 @@ describe('a server killed while it records', () => {
     // Some red seconds on the record.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(ffmpegPids.every(isRunning)).toBe(true);
+    // Started by the server's spawner (child-spawner.ts), which must not outlive it either.
+    const spawnerPids = [...new Set(await Promise.all(ffmpegPids.map(parentPid)))].filter((pid) => pid !== null);
+    expect(spawnerPids).toHaveLength(1);
+    expect(spawnerPids[0]).not.toBe(server!.pid);
     await stopServer('SIGKILL');
     await cdpClosed;
 
     // Its stdin closed with the server: ffmpeg finishes the file and exits by itself.
     const gone = Date.now() + 10_000;
-    while (ffmpegPids.some(isRunning) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
+    while ([...ffmpegPids, ...spawnerPids].some(isRunning) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(ffmpegPids.some(isRunning)).toBe(false);
+    expect(spawnerPids.some(isRunning)).toBe(false);
 
     server = await startServer();
     // The task continued on its kept page after the crash, still waiting for its text.

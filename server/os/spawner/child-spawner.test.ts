@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRunning, parentPid } from '../../browser/chromium-process';
+import { spawnPiped } from './child-spawner';
+
+let folder: string;
+
+beforeAll(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'child-spawner-'));
+});
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    stream.on('end', () => resolve(text));
+  });
+}
+
+describe('spawnPiped', () => {
+  it('starts the child in the spawner, not in this process, and hands over its stdin and stderr', async () => {
+    const child = await spawnPiped('/bin/sh', ['-c', 'cat >&2; exit 3']);
+    // Forked by the spawner: this process never copied its memory for it.
+    const parent = await parentPid(child.pid);
+    expect(parent).not.toBeNull();
+    expect(parent).not.toBe(process.pid);
+    expect(await parentPid(parent!)).toBe(process.pid);
+    const said = readAll(child.stderr);
+    child.stdin.end('through the pipes\n');
+    expect(await said).toBe('through the pipes\n');
+    expect(await child.exited).toEqual({ code: 3, signal: null });
+  });
+
+  it('gives the child none of the service environment, only PATH', async () => {
+    process.env.SPAWNER_TEST_SECRET = 'not for children';
+    try {
+      // stdout is ignored: the shell writes the environment to stderr.
+      const shell = await spawnPiped('/bin/sh', ['-c', 'env >&2']);
+      const environment = readAll(shell.stderr);
+      shell.stdin.end();
+      const names = (await environment).trim().split('\n').map((line) => line.split('=')[0]);
+      expect(names).toContain('PATH');
+      expect(names).not.toContain('SPAWNER_TEST_SECRET');
+      expect(names).not.toContain('OPERATOR_SECRETS_KEY');
+    } finally {
+      delete process.env.SPAWNER_TEST_SECRET;
+    }
+  });
+
+  it('rejects a child that cannot start, with why', async () => {
+    await expect(spawnPiped('/nonexistent/encoder', [])).rejects.toThrow(/ENOENT/);
+  });
+
+  it('starts a new spawner after its spawner died, and still tells when an orphaned child ends', async () => {
+    const orphan = await spawnPiped('/bin/sh', ['-c', 'cat > /dev/null']);
+    const spawnerPid = (await parentPid(orphan.pid))!;
+    process.kill(spawnerPid, 'SIGKILL');
+    await expect.poll(() => isRunning(spawnerPid)).toBe(false);
+    // Its input still ends when this process ends it, and its end is seen by its pid.
+    orphan.stdin.end();
+    expect(await orphan.exited).toEqual({ error: expect.stringMatching(/exit status is unknown/) });
+    const next = await spawnPiped('/bin/true', []);
+    expect(await parentPid(next.pid)).not.toBe(spawnerPid);
+    next.stdin.end();
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('leaves no spawner behind a killed service, and its children see their input end', async () => {
+    // A service of its own, killed with SIGKILL while its child reads its stdin.
+    const marker = path.join(folder, 'input-ended');
+    const service = spawn(process.execPath, ['--import', 'tsx', '-e', `
+      import('${path.join(import.meta.dirname, 'child-spawner.ts')}').then(async ({ spawnPiped }) => {
+        const child = await spawnPiped('/bin/sh', ['-c', 'cat > /dev/null; echo ended > ${marker}']);
+        console.log(child.pid);
+        setInterval(() => undefined, 1000);
+      });
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const childPid = Number(await new Promise<string>((resolve) => service.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()))));
+    const spawnerPid = (await parentPid(childPid))!;
+    expect(await parentPid(spawnerPid)).toBe(service.pid);
+    service.kill('SIGKILL');
+    await expect.poll(() => readFile(marker, 'utf8').catch(() => ''), { timeout: 10_000 }).toBe('ended\n');
+    await expect.poll(() => isRunning(spawnerPid), { timeout: 10_000 }).toBe(false);
+  });
+});

@@ -1,0 +1,26 @@
+// The spawner (child-spawner.ts says why it exists): starts the processes the service
+// asks for and hands their pipes back over its IPC channel. Node closes its own copy of a
+// pipe once sent, so the service holds a child's stdin alone: when the service dies, even
+// by SIGKILL, the child sees its input end, as if the service had started it itself.
+import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import type { SpawnReport, SpawnRequest } from './spawner-protocol';
+
+function report(message: SpawnReport, pipe?: Socket): void {
+  // Gone with the service: nothing left to tell.
+  if (process.connected) process.send!(message, pipe);
+}
+
+process.on('message', (request: SpawnRequest) => {
+  const child = spawn(request.file, request.args, { stdio: ['pipe', 'ignore', 'pipe'] });
+  child.once('spawn', () => {
+    report({ id: request.id, type: 'stdin', pid: child.pid! }, child.stdin as Socket);
+    report({ id: request.id, type: 'stderr' }, child.stderr as Socket);
+  });
+  child.once('error', (error) => report({ id: request.id, type: 'error', message: error.message }));
+  child.once('exit', (code, signal) => report({ id: request.id, type: 'exit', code, signal }));
+});
+
+// The service's end of the channel closed (it stopped or died): the children carry on
+// until their input ends, with no one left to report to.
+process.once('disconnect', () => process.exit(0));
