@@ -78,9 +78,6 @@ export class FrameEncoder {
     this.#started = spawnPiped(FFMPEG, args).then(
       (ffmpeg) => {
         this.#ffmpeg = ffmpeg;
-        ffmpeg.stderr.on('data', (chunk: Buffer) => {
-          if (this.#stderr.length < 4000) this.#stderr += chunk.toString();
-        });
         // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.
         ffmpeg.stdin.on('error', () => undefined);
         try {
@@ -134,6 +131,7 @@ export class FrameEncoder {
       const end = await ffmpeg.exited;
       clearTimeout(timer);
       const ok = 'code' in end && end.code === 0;
+      if ('stderr' in end) this.#stderr += end.stderr;
       if (!ok) this.#stderr = `${'error' in end ? end.error : `exited with ${end.code ?? end.signal}`}; ${this.#stderr}`;
       return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok };
     })();

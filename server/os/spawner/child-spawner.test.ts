@@ -15,36 +15,27 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    stream.on('end', () => resolve(text));
-  });
-}
-
 describe('spawnPiped', () => {
-  it('starts the child in the spawner, not in this process, and hands over its stdin and stderr', async () => {
+  it('starts the child in the spawner, not in this process, hands over its stdin, and tells its end with its stderr', async () => {
     const child = await spawnPiped('/bin/sh', ['-c', 'cat >&2; exit 3']);
     // Forked by the spawner: this process never copied its memory for it.
     const parent = await parentPid(child.pid);
     expect(parent).not.toBeNull();
     expect(parent).not.toBe(process.pid);
     expect(await parentPid(parent!)).toBe(process.pid);
-    const said = readAll(child.stderr);
-    child.stdin.end('through the pipes\n');
-    expect(await said).toBe('through the pipes\n');
-    expect(await child.exited).toEqual({ code: 3, signal: null });
+    child.stdin.end('through the pipe\n');
+    expect(await child.exited).toEqual({ code: 3, signal: null, stderr: 'through the pipe\n' });
   });
 
   it('gives the child none of the service environment, only PATH', async () => {
     process.env.SPAWNER_TEST_SECRET = 'not for children';
     try {
-      // stdout is ignored: the shell writes the environment to stderr.
+      // stdout is ignored: the shell writes the environment to stderr, at once (what a
+      // child writes before the service holds its stdin is kept too).
       const shell = await spawnPiped('/bin/sh', ['-c', 'env >&2']);
-      const environment = readAll(shell.stderr);
-      shell.stdin.end();
-      const names = (await environment).trim().split('\n').map((line) => line.split('=')[0]);
+      const end = await shell.exited;
+      if (!('stderr' in end)) throw new Error(end.error);
+      const names = end.stderr.trim().split('\n').map((line) => line.split('=')[0]);
       expect(names).toContain('PATH');
       expect(names).not.toContain('SPAWNER_TEST_SECRET');
       expect(names).not.toContain('OPERATOR_SECRETS_KEY');
@@ -68,7 +59,7 @@ describe('spawnPiped', () => {
     const next = await spawnPiped('/bin/true', []);
     expect(await parentPid(next.pid)).not.toBe(spawnerPid);
     next.stdin.end();
-    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(await next.exited).toEqual({ code: 0, signal: null, stderr: '' });
   });
 
   it('leaves no spawner behind a killed service, and its children see their input end', async () => {

@@ -18,14 +18,13 @@ const PID_POLL_MS = 200;
 const PID_WAIT_MS = 60_000;
 const SPAWNER_SOURCE = fileURLToPath(new URL('./spawner-process.ts', import.meta.url));
 
-/** How a child ended: its exit code or signal, or why it is not known. */
-export type ChildEnd = { code: number | null; signal: string | null } | { error: string };
+/** How a child ended: its exit code or signal and the start of its stderr, or why that is not known. */
+export type ChildEnd = { code: number | null; signal: string | null; stderr: string } | { error: string };
 
-/** A child started by the spawner: its pid, its stdin to write, its stderr to read. */
+/** A child started by the spawner: its pid and its stdin to write. */
 export interface PipedChild {
   readonly pid: number;
   readonly stdin: Socket;
-  readonly stderr: Socket;
   /** Resolves once, when the child exited (or the spawner died and nobody can tell). */
   readonly exited: Promise<ChildEnd>;
 }
@@ -36,7 +35,6 @@ interface Pending {
   ended: (end: ChildEnd) => void;
   exited: Promise<ChildEnd>;
   pid?: number;
-  stdin?: Socket;
 }
 
 let spawnerCode: string | null = null;
@@ -45,8 +43,8 @@ let nextId = 1;
 const children = new Map<number, Pending>();
 
 /**
- * Starts `file` with `args` through the spawner, its stdin and stderr piped to this
- * process and stdout ignored, with a clean environment (PATH only: none of the service's
+ * Starts `file` with `args` through the spawner, its stdin piped from this process,
+ * stdout ignored and stderr kept for its end, with a clean environment (PATH only: none of the service's
  * secrets). Rejects when it could not be started.
  */
 export function spawnPiped(file: string, args: string[]): Promise<PipedChild> {
@@ -122,10 +120,7 @@ function receive(message: SpawnReport, pipe: Socket | undefined): void {
   switch (message.type) {
     case 'stdin':
       child.pid = message.pid;
-      child.stdin = pipe;
-      return;
-    case 'stderr':
-      child.started({ pid: child.pid!, stdin: child.stdin!, stderr: pipe!, exited: child.exited });
+      child.started({ pid: message.pid, stdin: pipe!, exited: child.exited });
       return;
     case 'error':
       forget(message.id);
@@ -134,6 +129,6 @@ function receive(message: SpawnReport, pipe: Socket | undefined): void {
       return;
     case 'exit':
       forget(message.id);
-      child.ended({ code: message.code, signal: message.signal });
+      child.ended({ code: message.code, signal: message.signal, stderr: message.stderr });
   }
 }

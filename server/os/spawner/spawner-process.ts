@@ -1,10 +1,13 @@
 // The spawner (child-spawner.ts says why it exists): starts the processes the service
-// asks for and hands their pipes back over its IPC channel. Node closes its own copy of a
+// asks for and hands their stdin back over its IPC channel. Node closes its own copy of a
 // pipe once sent, so the service holds a child's stdin alone: when the service dies, even
 // by SIGKILL, the child sees its input end, as if the service had started it itself.
 import { spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { SpawnReport, SpawnRequest } from './spawner-protocol';
+
+// What is kept of a child's stderr: enough for an error's message.
+const MAX_STDERR_CHARS = 4_000;
 
 function report(message: SpawnReport, pipe?: Socket): void {
   // Gone with the service: nothing left to tell.
@@ -13,12 +16,14 @@ function report(message: SpawnReport, pipe?: Socket): void {
 
 process.on('message', (request: SpawnRequest) => {
   const child = spawn(request.file, request.args, { stdio: ['pipe', 'ignore', 'pipe'] });
-  child.once('spawn', () => {
-    report({ id: request.id, type: 'stdin', pid: child.pid! }, child.stdin as Socket);
-    report({ id: request.id, type: 'stderr' }, child.stderr as Socket);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    if (stderr.length < MAX_STDERR_CHARS) stderr = (stderr + chunk.toString()).slice(0, MAX_STDERR_CHARS);
   });
+  child.once('spawn', () => report({ id: request.id, type: 'stdin', pid: child.pid! }, child.stdin as Socket));
   child.once('error', (error) => report({ id: request.id, type: 'error', message: error.message }));
-  child.once('exit', (code, signal) => report({ id: request.id, type: 'exit', code, signal }));
+  // `close`, not `exit`: all it wrote on stderr has been read.
+  child.once('close', (code, signal) => report({ id: request.id, type: 'exit', code, signal, stderr }));
 });
 
 // The service's end of the channel closed (it stopped or died): the children carry on
