@@ -4,7 +4,7 @@
 // of all of its memory while the event loop waits: 2 ms for a 49 MB process, 26 ms for the
 // service's 350 MB, 69 ms at 1 GB. Every recording started an ffmpeg that way, in the
 // first step of its task, ten at once on a busy host. The spawner is a small Node process
-// of the service's own that forks in its place and hands back the child's pipes over its
+// of the service's own that forks in its place and hands back the child's stdin over its
 // IPC channel (spawner-process.ts); the service pays a message.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
@@ -44,8 +44,8 @@ const children = new Map<number, Pending>();
 
 /**
  * Starts `file` with `args` through the spawner, its stdin piped from this process,
- * stdout ignored and stderr kept for its end, with a clean environment (PATH only: none of the service's
- * secrets). Rejects when it could not be started.
+ * stdout ignored and stderr kept for its end, with a clean environment (PATH only: none
+ * of the service's secrets). Rejects when it could not be started.
  */
 export function spawnPiped(file: string, args: string[]): Promise<PipedChild> {
   const id = nextId++;
