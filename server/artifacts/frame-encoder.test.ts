@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnPiped } from '../os/spawner/child-spawner';
 import { FrameEncoder } from './frame-encoder';
 import { probeVideo } from './probe-video';
 
@@ -14,6 +15,11 @@ let frame: Buffer;
 let smallFrame: Buffer;
 
 beforeAll(async () => {
+  // The spawner up beforehand, as in a service that recorded before: its start (a Node
+  // process, 1 s and more on a loaded host) is not the stall this file is about.
+  const warm = await spawnPiped('/bin/true', []);
+  warm.stdin.end();
+  await warm.exited;
   folder = await mkdtemp(path.join(tmpdir(), 'frame-encoder-'));
   // A busy 1080p picture: about 120 kB of JPEG, as a detailed page's frame is.
   const file = path.join(folder, 'frame.jpg');

@@ -62,6 +62,22 @@ describe('spawnPiped', () => {
     expect(await next.exited).toEqual({ code: 0, signal: null, stderr: '' });
   });
 
+  it('leaves no spawner behind a service killed right after it asked for a child', async () => {
+    const marker = path.join(folder, 'spawner-pid');
+    // Killed at once: the request waits in the channel for a spawner still starting, which
+    // finds its service gone, and a stdin it can hand to no one.
+    const service = spawn(process.execPath, ['--import', 'tsx', '-e', `
+      import('${path.join(import.meta.dirname, 'child-spawner.ts')}').then(({ spawnPiped }) => {
+        void spawnPiped('/bin/sh', ['-c', 'echo $PPID > ${marker}; cat > /dev/null']);
+        process.kill(process.pid, 'SIGKILL');
+      });
+    `], { stdio: 'ignore' });
+    await new Promise((resolve) => service.once('exit', resolve));
+    let spawnerPid = 0;
+    await expect.poll(async () => (spawnerPid = Number(await readFile(marker, 'utf8').catch(() => '0'))), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => isRunning(spawnerPid), { timeout: 10_000 }).toBe(false);
+  });
+
   it('leaves no spawner behind a killed service, and its children see their input end', async () => {
     // A service of its own, killed with SIGKILL while its child reads its stdin.
     const marker = path.join(folder, 'input-ended');

@@ -72,7 +72,8 @@ function forget(id: number): void {
 function running(): ChildProcess {
   if (spawner !== null) return spawner;
   spawnerCode ??= nodeBundle(SPAWNER_SOURCE);
-  const started = spawn(process.execPath, ['--no-warnings', '-e', spawnerCode], {
+  // Its first argument names this process, so it can tell when it is gone.
+  const started = spawn(process.execPath, ['--no-warnings', '-e', spawnerCode, String(process.pid)], {
     cwd: '/',
     env: { PATH: '/usr/local/bin:/usr/bin:/bin' } as Record<string, string> as NodeJS.ProcessEnv,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

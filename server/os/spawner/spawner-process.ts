@@ -8,6 +8,8 @@ import type { SpawnReport, SpawnRequest } from './spawner-protocol';
 
 // What is kept of a child's stderr: enough for an error's message.
 const MAX_STDERR_CHARS = 4_000;
+// How often the spawner looks whether the service that started it is still there.
+const PARENT_CHECK_MS = 500;
 
 function report(message: SpawnReport, pipe?: Socket): void {
   // Gone with the service: nothing left to tell.
@@ -27,5 +29,13 @@ process.on('message', (request: SpawnRequest) => {
 });
 
 // The service's end of the channel closed (it stopped or died): the children carry on
-// until their input ends, with no one left to report to.
+// until their input ends, with no one left to report to. 'disconnect' did not come to a
+// spawner whose service was killed just after a request, the spawner still starting
+// (seen in CI, and again by a test); a parent that is no longer the service says the same.
+// The service names itself (the first argument): a spawner that starts after its death
+// already has another parent.
 process.once('disconnect', () => process.exit(0));
+const service = Number(process.argv[1]);
+setInterval(() => {
+  if (process.ppid !== service) process.exit(0);
+}, PARENT_CHECK_MS).unref();
