@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../core/config.js';
 import { accountClash, BrowserUsers } from './browser-users.js';
-import { isRunning, processesOfUser } from './chromium-process.js';
+import { isRunning, processesOfUser } from '../os/processes.js';
 import { SETPRIV_PATH } from './chromium-command.js';
 
 const range = { firstUid: 60601, lastUid: 60999, gid: 60600 };

@@ -10,7 +10,7 @@ import { randomInt } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tryLockFile, type FileLock } from '../os/file-lock.js';
-import { killProcessesOfUser, uidsOfRunningProcesses } from './chromium-process.js';
+import { killProcessesOfUser, uidsOfRunningProcesses } from '../os/processes.js';
 import { BrowserLaunchError } from './types.js';
 
 export interface BrowserUserRange {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserlessProvider } from './browserless-provider.js';
-import { isRunning } from './chromium-process.js';
+import { isRunning } from '../os/processes.js';
 import { MemoryStateStore } from '../../test/support/memory-state-store.js';
 import { makeTempDir, startPageServer, startRemoteChromium, type PageServer, type RemoteChromium } from '../../test/support/browser-fixtures.js';
 

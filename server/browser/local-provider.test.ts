@@ -5,12 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findChromium,
-  isRunning,
   killOrphans,
   PID_FILE_NAME,
-  processGroupMembers,
-  waitForExit,
 } from './chromium-process.js';
+import { isRunning, processGroupMembers, waitForExit } from '../os/processes.js';
 import { systemStateDirectoryFor } from '../os/system-state-directory.js';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BrowserPool, CapacityExhaustedError, DeviceOrganizationMismatchError } from './pool.js';

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { killProcessGroup } from '../os/processes.js';
 import { runsAsRoot } from '../os/system-state-directory.js';
 import { PuppeteerBrowserHandle } from './browser-handle.js';
 import { decideSandbox, kernelOffersSandbox, type SandboxDecision } from './browser-sandbox.js';
@@ -12,7 +13,6 @@ import { requireRoomFor } from './data-directory-full.js';
 import {
   findChromium,
   killOrphansIn,
-  killProcessGroup,
   reclaimProfile,
   removePidFile,
   writePidFile,

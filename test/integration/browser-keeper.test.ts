@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool } from '../../server/browser/pool';
 import { BrowserlessProvider } from '../../server/browser/browserless-provider';
-import { isRunning, processesOfUser, processGroupMembers } from '../../server/browser/chromium-process';
+import { isRunning, processesOfUser, processGroupMembers } from '../../server/os/processes';
 import { keepersOf } from '../support/keeper-processes';
 import { MemoryStateStore } from '../support/memory-state-store';
 import type { DeviceStateStore } from '../../server/browser/device-state';

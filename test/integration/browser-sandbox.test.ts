@@ -3,7 +3,7 @@ import { readFile, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processGroupMembers } from '../../server/browser/chromium-process';
+import { processGroupMembers } from '../../server/os/processes';
 import { parsePublicId } from '../../server/domain/ids';
 import { DeviceTracker } from '../support/device-tracker';
 import { apiClient, type ApiCall } from '../support/http';

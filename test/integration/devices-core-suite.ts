@@ -5,7 +5,7 @@ import { startPageServer, type PageServer } from '../support/browser-fixtures';
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
-import { isRunning } from '../../server/browser/chromium-process';
+import { isRunning } from '../../server/os/processes';
 
 export interface CoreSuiteSetup {
   /** Extra environment for the service (browser provider). */

@@ -13,7 +13,7 @@ import { createApiKey, createOrganization, createSpace } from '../../server/doma
 import { startService, type RunningService } from '../../server/assembly/start-service';
 import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { isRunning } from '../../server/browser/chromium-process';
+import { isRunning } from '../../server/os/processes';
 
 // A server killed with SIGKILL cannot close anything: its device's Chromium lives on
 // under its keeper, and its metering period stays open. The next start on the same data

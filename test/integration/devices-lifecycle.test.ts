@@ -5,7 +5,7 @@ import { startPageServer, type PageServer } from '../support/browser-fixtures';
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { createTenant, startTestService, type TestService, type TestTenant } from '../support/test-service';
-import { isRunning } from '../../server/browser/chromium-process';
+import { isRunning } from '../../server/os/processes';
 
 // The service's own device moves on local Chromium: a killed browser, idle suspend,
 // the task slot, and a restart. Sweeps run every 200 ms so the workers act quickly.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectDatabase, type Database } from '../../db/client';
 import { killOrphans } from '../../server/browser';
-import { parentPid } from '../../server/browser/chromium-process';
+import { parentPid } from '../../server/os/processes';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startColourPages } from '../support/colour-pages';
 import { freePort } from '../support/free-port';

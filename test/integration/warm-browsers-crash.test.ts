@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { isRunning } from '../../server/browser/chromium-process';
+import { isRunning } from '../../server/os/processes';
 import { loadConfig } from '../../server/core/config';
 import { startService, type RunningService } from '../../server/assembly/start-service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';

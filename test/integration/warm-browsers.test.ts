@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isRunning } from '../../server/browser/chromium-process';
+import { isRunning } from '../../server/os/processes';
 import { parsePublicId } from '../../server/domain/ids';
 import { apiClient, type ApiCall } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRunning, parentPid } from '../../browser/chromium-process';
+import { isRunning, parentPid } from '../processes';
 import { spawnPiped } from './child-spawner';
 
 let folder: string;

@@ -10,12 +10,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { nodeBundle } from '../node-bundle.js';
+import { isRunning } from '../processes.js';
 import type { SpawnReport, SpawnRequest } from './spawner-protocol.js';
 
-// How often, and how long, the end of a child whose spawner died is looked for (a zombie
-// nobody reaps would otherwise be waited for forever).
+// How often the end of a child whose spawner died is looked for.
 const PID_POLL_MS = 200;
-const PID_WAIT_MS = 60_000;
 const SPAWNER_SOURCE = fileURLToPath(new URL('./spawner-process.ts', import.meta.url));
 
 /** How a child ended: its exit code or signal and the start of its stderr, or why that is not known. */
@@ -102,17 +101,14 @@ function running(): ChildProcess {
   return started;
 }
 
+/**
+ * Resolves once `pid` ended. Nobody is left to wait for it, so it may stay a zombie (a
+ * PID 1 that does not reap): that counts as ended. No bound: the child's owner ends it
+ * (an encoder's stdin closes, or its stop kills it).
+ */
 async function untilGone(pid: number | undefined): Promise<void> {
   if (pid === undefined) return;
-  const deadline = Date.now() + PID_WAIT_MS;
-  while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, PID_POLL_MS));
-  }
+  while (await isRunning(pid)) await new Promise((resolve) => setTimeout(resolve, PID_POLL_MS));
 }
 
 function receive(message: SpawnReport, pipe: Socket | undefined): void {

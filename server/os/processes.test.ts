@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { PROC_READS_AT_ONCE, processGroupMembers } from './chromium-process.js';
+import { PROC_READS_AT_ONCE, processGroupMembers } from './processes.js';
 
 it('keeps a bounded number of /proc files open, however many scans of the processes run at once', async () => {
   // A service stopping retires every browser at once, and each scans every process while
