@@ -14,6 +14,7 @@ import {
   type RecordingRow,
   type RecordingSubjectRef,
 } from '../domain/recordings/recording-rows';
+import { startSpawner } from '../os/spawner/child-spawner';
 import type { RetryingWrites } from '../storage';
 import { FrameEncoder } from './frame-encoder';
 import { FrameTimeline, jpegOf } from './frame-timeline';
@@ -167,6 +168,11 @@ export class Recorder {
   /** Finishes every recording in progress (at shutdown, after the runs stopped). */
   async stopAll(): Promise<void> {
     await Promise.all([...this.#active].map((active) => active.stop()));
+  }
+
+  /** Makes ready what a recording's start needs (the spawner that starts ffmpeg), off any task's path. */
+  prepare(): void {
+    startSpawner();
   }
 
   /** Stores, or marks failed, what this host's previous process left recording. */

@@ -211,6 +211,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
   if (continued.length > 0) log.info({ taskIds: continued }, 'tasks of the previous service of this host continue here');
   // What a crash left recording here is stored (or marked failed) before new runs start.
   await services.recorder.recover();
+  services.recorder.prepare();
   // After the devices this host brings back: they have the first claim on its capacity.
   services.browserPool.startWarmBrowsers();
 

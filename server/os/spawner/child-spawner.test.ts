@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, parentPid } from '../processes';
 import { spawnPiped } from './child-spawner';
 
+const CHILD_SPAWNER = path.join(import.meta.dirname, 'child-spawner.ts');
+
 let folder: string;
 
 beforeAll(async () => {
@@ -67,7 +69,7 @@ describe('spawnPiped', () => {
     // Killed at once: the request waits in the channel for a spawner still starting, which
     // finds its service gone, and a stdin it can hand to no one.
     const service = spawn(process.execPath, ['--import', 'tsx', '-e', `
-      import('${path.join(import.meta.dirname, 'child-spawner.ts')}').then(({ spawnPiped }) => {
+      import('${CHILD_SPAWNER}').then(({ spawnPiped }) => {
         void spawnPiped('/bin/sh', ['-c', 'echo $PPID > ${marker}; cat > /dev/null']);
         process.kill(process.pid, 'SIGKILL');
       });
@@ -82,7 +84,7 @@ describe('spawnPiped', () => {
     // A service of its own, killed with SIGKILL while its child reads its stdin.
     const marker = path.join(folder, 'input-ended');
     const service = spawn(process.execPath, ['--import', 'tsx', '-e', `
-      import('${path.join(import.meta.dirname, 'child-spawner.ts')}').then(async ({ spawnPiped }) => {
+      import('${CHILD_SPAWNER}').then(async ({ spawnPiped }) => {
         const child = await spawnPiped('/bin/sh', ['-c', 'cat > /dev/null; echo ended > ${marker}']);
         console.log(child.pid);
         setInterval(() => undefined, 1000);
@@ -94,5 +96,35 @@ describe('spawnPiped', () => {
     service.kill('SIGKILL');
     await expect.poll(() => readFile(marker, 'utf8').catch(() => ''), { timeout: 10_000 }).toBe('ended\n');
     await expect.poll(() => isRunning(spawnerPid), { timeout: 10_000 }).toBe(false);
+  });
+
+  it('starts the spawner ahead of any child, without keeping its service running', async () => {
+    const marker = path.join(folder, 'started-spawner');
+    // The service's start: the spawner runs before the first recording asks for ffmpeg.
+    const service = spawn(process.execPath, ['--import', 'tsx', '-e', `
+      import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+      import('${CHILD_SPAWNER}').then(({ startSpawner }) => {
+        startSpawner();
+        setTimeout(() => {
+          const spawners = readdirSync('/proc').filter((pid) => /^\\d+$/.test(pid)).filter((pid) => {
+            try {
+              const stat = readFileSync('/proc/' + pid + '/stat', 'utf8');
+              // A Node told this process's pid (esbuild's service, tsx's, is a child too).
+              const args = readFileSync('/proc/' + pid + '/cmdline', 'utf8').split('\\0');
+              return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid && args.includes(String(process.pid));
+            } catch {
+              return false;
+            }
+          });
+          writeFileSync('${marker}', spawners.join(' '));
+        }, 2000);
+      });
+    `], { stdio: 'ignore' });
+    const exitCode = await new Promise((resolve) => service.once('exit', resolve));
+    expect(exitCode).toBe(0);
+    const spawners = (await readFile(marker, 'utf8')).split(' ').filter(Boolean).map(Number);
+    expect(spawners).toHaveLength(1);
+    // It goes with its service.
+    await expect.poll(() => isRunning(spawners[0]!), { timeout: 10_000 }).toBe(false);
   });
 });

@@ -62,6 +62,15 @@ export function spawnPiped(file: string, args: string[]): Promise<PipedChild> {
   });
 }
 
+/**
+ * Starts the spawner ahead of its first child: building its bundle blocks the event loop
+ * (esbuild, hundreds of milliseconds on a loaded host) and its Node takes a moment to
+ * start, which a service pays at its own start rather than in its first recording.
+ */
+export function startSpawner(): void {
+  running();
+}
+
 function forget(id: number): void {
   children.delete(id);
   if (children.size === 0) spawner?.channel?.unref();
