@@ -77,8 +77,12 @@ export const LOCATE_FINGERPRINT_SCRIPT = inPage('locateFingerprint');
 export const PREPARE_FIELD_FUNCTION = inPage('prepareField');
 export const SELECT_OPTION_FUNCTION = inPage('selectOption');
 export const DOM_CLICK_FUNCTION = inPage('domClick');
+export const GUARD_CLICK_FUNCTION = inPage('guardClick');
 export const FINGERPRINT_FUNCTION = inPage('fingerprintOf');
 export const FRAME_PLACEMENT_FUNCTION = inPage('framePlacement');
+
+/** Called with a click guard's handle (GUARD_CLICK_FUNCTION's result). */
+export const END_CLICK_GUARD_FUNCTION = inPage('endClickGuard');
 
 /** Source of a script for evaluateOnNewDocument: installs same-tab navigation in a document. */
 export const SAME_TAB_NAVIGATION_SCRIPT = `(function () {\n${PAGE_BUNDLE}\n${BUNDLE_EXPORTS}.installSameTabNavigation();\n})();`;

@@ -117,6 +117,21 @@ describe('click', () => {
     await expectActionError(driver.click('No such button anywhere'), 'target_not_found');
     await expectActionError(driver.click({ ref: 9999 }), 'target_not_found');
   });
+
+  it('clicks an element that moved between its point and the press, and nothing that took its place', async () => {
+    await driver.navigate(server.url('/moving-target'));
+    await driver.click('Order now');
+    expect(await driver.textOf('#out')).toBe('Ordered');
+    // The banner that slid under the first press never saw it; the button saw one click.
+    expect((await driver.textOf('#presses')).trim()).toBe('target:mousedown target:click');
+  });
+
+  it('clicks a covered element through the DOM, never pressing what covers it', async () => {
+    await driver.navigate(server.url('/covered-target'));
+    await driver.click('Order now');
+    expect(await driver.textOf('#out')).toBe('Ordered');
+    expect(await driver.textOf('#presses')).toBe('');
+  });
 });
 
 describe('type', () => {

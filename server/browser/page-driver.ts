@@ -12,7 +12,6 @@ import { DomainAllowList } from './domain-allowlist.js';
 import { openCdpSession } from './cdp-sessions.js';
 import {
   TEXTS_OF_SCRIPT,
-  DOM_CLICK_FUNCTION,
   FINGERPRINT_FUNCTION,
   FIND_CLICK_TARGET_SCRIPT,
   LOCATE_FINGERPRINT_SCRIPT,
@@ -23,6 +22,7 @@ import {
   SELECT_OPTION_FUNCTION,
 } from './in-page-scripts.js';
 import { MAX_OBSERVED_ELEMENTS, REPLAY_ATTRIBUTE } from './in-page/contract.js';
+import { clickElement } from './guarded-click.js';
 import { typeText } from './keyboard-keys.js';
 import { openLiveView } from './live-view.js';
 import { downloadByClick } from './page-download.js';
@@ -624,16 +624,6 @@ export class PuppeteerPageDriver implements PageDriver {
       }
       throw new ActionError(fallback, `${what} failed`);
     }
-  }
-}
-
-async function clickElement(element: ElementHandle<Element>): Promise<void> {
-  try {
-    await element.click();
-  } catch {
-    // No clickable point (covered, zero-sized, off-screen inside a scroller): a DOM
-    // click still fires the element's handlers and default action.
-    await element.evaluate(DOM_CLICK_FUNCTION);
   }
 }
 

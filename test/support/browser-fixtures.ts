@@ -46,6 +46,38 @@ const PAGES: Record<string, Route> = {
     body: `<!doctype html><title>Drawn later</title><main id="app"></main>
       <script>setTimeout(() => { document.getElementById('app').innerHTML = '<label>Access code <input id="code"></label><button onclick="document.title = document.getElementById(\\'code\\').value">Go</button>'; }, 600);</script>`,
   }),
+  // A banner slides in above the button as the mouse first moves, where the button was:
+  // a press at the point computed before lands on the banner. #presses lists what got one.
+  '/moving-target': () => ({
+    body: `<!doctype html><title>Moving target</title>
+      <div id="top"></div><button id="target">Order now</button>
+      <p id="out">nothing yet</p><p id="presses"></p>
+      <script>
+        const log = (what) => (event) => { document.getElementById('presses').textContent += what + ':' + event.type + ' '; };
+        const target = document.getElementById('target');
+        for (const type of ['mousedown', 'click']) target.addEventListener(type, log('target'));
+        target.addEventListener('click', () => { document.getElementById('out').textContent = 'Ordered'; });
+        addEventListener('mousemove', () => {
+          if (document.getElementById('banner')) return;
+          const banner = document.createElement('div');
+          banner.id = 'banner';
+          banner.style.cssText = 'height: 150px; background: #fc0';
+          banner.textContent = 'Special offer';
+          for (const type of ['mousedown', 'click']) banner.addEventListener(type, log('banner'));
+          document.getElementById('top').append(banner);
+        }, { once: true });
+      </script>`,
+  }),
+  // A see-through layer over the whole page, which takes every press at any point.
+  '/covered-target': () => ({
+    body: `<!doctype html><title>Covered target</title>
+      <button id="target" onclick="document.getElementById('out').textContent = 'Ordered'">Order now</button>
+      <p id="out">nothing yet</p><p id="presses"></p>
+      <div id="layer" style="position: fixed; inset: 0; background: transparent"></div>
+      <script>
+        document.getElementById('layer').addEventListener('mousedown', () => { document.getElementById('presses').textContent += 'layer '; });
+      </script>`,
+  }),
   // Shows whether the page is in front (visible) or behind another tab (hidden).
   '/visibility': () => ({
     body: `<!doctype html><title>Visibility</title><p id="visibility"></p><button>Press</button>

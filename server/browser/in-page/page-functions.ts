@@ -26,6 +26,8 @@ import {
 import { renderedText } from './rendered-text.js';
 import { bestTextMatch, clamp, normalize } from './text-match.js';
 
+export { endClickGuard, guardClick } from './click-guard.js';
+
 /**
  * Lists the document's interactive elements and marks each with its ref, local to this
  * document: the driver numbers elements across frames.
