@@ -126,6 +126,16 @@ describe('click', () => {
     expect((await driver.textOf('#presses')).trim()).toBe('target:mousedown target:click');
   });
 
+  it('answers the JavaScript dialogs a click opens, yes, and goes on', async () => {
+    await driver.navigate(server.url('/dialogs'));
+    await driver.click('Alert');
+    expect(await driver.textOf('#out')).toBe('alerted');
+    await driver.click('Confirm');
+    expect(await driver.textOf('#out')).toBe('confirmed');
+    await driver.click('Prompt');
+    expect(await driver.textOf('#out')).toBe('named Ada');
+  });
+
   it('clicks a covered element through the DOM, never pressing what covers it', async () => {
     await driver.navigate(server.url('/covered-target'));
     await driver.click('Order now');

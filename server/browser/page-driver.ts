@@ -217,6 +217,11 @@ export class PuppeteerPageDriver implements PageDriver {
     };
     context.on('targetcreated', onTab);
     this.page.once('close', () => context.off('targetcreated', onTab));
+    // A JavaScript dialog (alert, confirm, prompt, a page's "leave this page?") stops the
+    // page until it is answered, and nobody sees it here: every command then waits,
+    // forever. It is answered as the instruction that led to it meant: yes (a prompt with
+    // the answer it offers).
+    this.page.on('dialog', (dialog) => void dialog.accept(dialog.defaultValue()).catch(() => undefined));
     await this.page.evaluateOnNewDocument(SAME_TAB_NAVIGATION_SCRIPT);
     await this.page.evaluate(SAME_TAB_NAVIGATION_SCRIPT);
   }

@@ -78,6 +78,14 @@ const PAGES: Record<string, Route> = {
         document.getElementById('layer').addEventListener('mousedown', () => { document.getElementById('presses').textContent += 'layer '; });
       </script>`,
   }),
+  // Each button opens a JavaScript dialog; #out shows what the page was answered.
+  '/dialogs': () => ({
+    body: `<!doctype html><title>Dialogs</title>
+      <button onclick="alert('Saved'); document.getElementById('out').textContent = 'alerted'">Alert</button>
+      <button onclick="document.getElementById('out').textContent = confirm('Delete it?') ? 'confirmed' : 'declined'">Confirm</button>
+      <button onclick="document.getElementById('out').textContent = 'named ' + prompt('Your name?', 'Ada')">Prompt</button>
+      <p id="out">nothing yet</p>`,
+  }),
   // Shows whether the page is in front (visible) or behind another tab (hidden).
   '/visibility': () => ({
     body: `<!doctype html><title>Visibility</title><p id="visibility"></p><button>Press</button>
