@@ -4,7 +4,7 @@ import {
   FINGERPRINT_FUNCTION,
   OBSERVE_SCRIPT,
   PAGE_BUNDLE,
-  SAME_TAB_NAVIGATION_SCRIPT,
+  AGENT_PAGE_SCRIPT,
   TEXT_OF_SCRIPT,
 } from './in-page-scripts.js';
 import { CHROMIUM_FLAGS } from './local-provider.js';
@@ -44,7 +44,7 @@ describe('page functions in Chromium', () => {
     page = await browser.newPage();
     await page.setRequestInterception(true);
     page.on('request', answer);
-    await page.evaluateOnNewDocument(SAME_TAB_NAVIGATION_SCRIPT);
+    await page.evaluateOnNewDocument(AGENT_PAGE_SCRIPT);
   });
 
   afterAll(async () => {

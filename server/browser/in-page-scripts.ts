@@ -84,5 +84,8 @@ export const FRAME_PLACEMENT_FUNCTION = inPage('framePlacement');
 /** Called with a click guard's handle (GUARD_CLICK_FUNCTION's result). */
 export const END_CLICK_GUARD_FUNCTION = inPage('endClickGuard');
 
-/** Source of a script for evaluateOnNewDocument: installs same-tab navigation in a document. */
-export const SAME_TAB_NAVIGATION_SCRIPT = `(function () {\n${PAGE_BUNDLE}\n${BUNDLE_EXPORTS}.installSameTabNavigation();\n})();`;
+/**
+ * Source of a script for evaluateOnNewDocument: what every document of the agent's page
+ * gets (same-tab navigation, a caret that does not blink).
+ */
+export const AGENT_PAGE_SCRIPT = `(function () {\n${PAGE_BUNDLE}\n${BUNDLE_EXPORTS}.installSameTabNavigation();\n${BUNDLE_EXPORTS}.installSteadyCaret();\n})();`;

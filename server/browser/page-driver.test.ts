@@ -193,6 +193,27 @@ describe('type', () => {
   });
 });
 
+describe('recorded pages', () => {
+  it('keeps a focused field\'s caret lit, so a still page sends no frames while recorded', async () => {
+    await driver.navigate(server.url('/form'));
+    await driver.type('ada', 'Full name');
+    const view = await handle.liveView('recording');
+    try {
+      // Typing's own frames, and the view's first, come at once; a blinking caret then
+      // repaints twice a second.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      let frames = 0;
+      const stop = view.onFrame(() => (frames += 1));
+      frames = 0;
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      stop();
+      expect(frames).toBe(0);
+    } finally {
+      await view.close();
+    }
+  });
+});
+
 describe('another tab', () => {
   it('brings its page in front of a tab opened beside it, where it runs animation frames and paints', async () => {
     await driver.navigate(server.url('/visibility'));

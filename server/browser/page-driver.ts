@@ -16,7 +16,7 @@ import {
   FIND_CLICK_TARGET_SCRIPT,
   LOCATE_FINGERPRINT_SCRIPT,
   FIND_FIELD_SCRIPT,
-  SAME_TAB_NAVIGATION_SCRIPT,
+  AGENT_PAGE_SCRIPT,
   SCROLL_SCRIPT,
   PREPARE_FIELD_FUNCTION,
   SELECT_OPTION_FUNCTION,
@@ -222,8 +222,8 @@ export class PuppeteerPageDriver implements PageDriver {
     // forever. It is answered as the instruction that led to it meant: yes (a prompt with
     // the answer it offers).
     this.page.on('dialog', (dialog) => void dialog.accept(dialog.defaultValue()).catch(() => undefined));
-    await this.page.evaluateOnNewDocument(SAME_TAB_NAVIGATION_SCRIPT);
-    await this.page.evaluate(SAME_TAB_NAVIGATION_SCRIPT);
+    await this.page.evaluateOnNewDocument(AGENT_PAGE_SCRIPT);
+    await this.page.evaluate(AGENT_PAGE_SCRIPT);
   }
 
   async setAllowedDomains(domains: string[] | null): Promise<void> {

@@ -27,6 +27,7 @@ import { renderedText } from './rendered-text.js';
 import { bestTextMatch, clamp, normalize } from './text-match.js';
 
 export { endClickGuard, guardClick } from './click-guard.js';
+export { installSteadyCaret } from './steady-caret.js';
 
 /**
  * Lists the document's interactive elements and marks each with its ref, local to this
