@@ -113,6 +113,23 @@ describe('click', () => {
     expect(await driver.textOf('#where')).toBe('Second page');
   });
 
+  it('waits for a navigation a script starts on click, and follows a link within the document', async () => {
+    await driver.navigate(server.url('/script-navigation'));
+    await driver.click('Details');
+    expect((await driver.observe()).url).toBe(server.url('/script-navigation#details'));
+    await driver.click('Continue');
+    expect((await driver.observe()).url).toBe(server.url('/next'));
+    expect(await driver.textOf('#where')).toBe('Second page');
+  });
+
+  it('does not wait for a navigation a click did not ask for', async () => {
+    // Every click used to wait 300 ms for a navigation to show up; the page now tells at once.
+    const started = performance.now();
+    for (let click = 0; click < 5; click += 1) await driver.click('Say hello');
+    expect(performance.now() - started).toBeLessThan(5 * 300);
+    expect(await driver.textOf('#out')).toBe('Hello clicked');
+  });
+
   it('reports target_not_found for unknown text and stale refs', async () => {
     await expectActionError(driver.click('No such button anywhere'), 'target_not_found');
     await expectActionError(driver.click({ ref: 9999 }), 'target_not_found');

@@ -23,6 +23,7 @@ import {
 } from './in-page-scripts.js';
 import { MAX_OBSERVED_ELEMENTS, REPLAY_ATTRIBUTE } from './in-page/contract.js';
 import { clickElement } from './guarded-click.js';
+import { NavigationRequests } from './navigation-requests.js';
 import { typeText } from './keyboard-keys.js';
 import { openLiveView } from './live-view.js';
 import { downloadByClick } from './page-download.js';
@@ -51,8 +52,11 @@ import {
 
 /** Limit for navigate() and for a navigation an action triggered. */
 const NAVIGATION_TIMEOUT_MS = 30_000;
-/** How long after a click or key press a navigation may start and still be awaited. */
-const NAVIGATION_START_GRACE_MS = 300;
+/**
+ * How long after a click or key press the page may take to tell whether it asked for a
+ * navigation (navigation-requests.ts): a page stuck in a script tells nothing.
+ */
+const NAVIGATION_REQUEST_WAIT_MS = 300;
 /**
  * How long a target named by text or selector may take to appear: a page that renders its
  * form with JavaScript after it loaded (a single-page app) shows it a moment later.
@@ -95,6 +99,8 @@ export class PuppeteerPageDriver implements PageDriver {
   private blockedNavigationUrl: string | null = null;
   private readonly blockedNavigationListeners = new Set<() => void>();
   private readonly navigationRequestListeners = new Set<() => void>();
+  /** The main frame's navigation requests as the page tells them (set by install()). */
+  private navigationRequests!: NavigationRequests;
   /**
    * The main frame's latest navigation request (the last hop of a redirect chain) whose
    * fate no action has judged yet, and the start of the action it followed: the egress
@@ -222,6 +228,7 @@ export class PuppeteerPageDriver implements PageDriver {
     // forever. It is answered as the instruction that led to it meant: yes (a prompt with
     // the answer it offers).
     this.page.on('dialog', (dialog) => void dialog.accept(dialog.defaultValue()).catch(() => undefined));
+    this.navigationRequests = await NavigationRequests.watch(this.page);
     await this.page.evaluateOnNewDocument(AGENT_PAGE_SCRIPT);
     await this.page.evaluate(AGENT_PAGE_SCRIPT);
   }
@@ -508,7 +515,10 @@ export class PuppeteerPageDriver implements PageDriver {
     const navigationBlocked = new Promise<'blocked'>((resolve) => {
       onBlocked = () => resolve('blocked');
     });
+    // Told by the page as it asks (a link, a submit, a script), or seen as the request
+    // reaches interception, whichever comes first.
     this.navigationRequestListeners.add(onStart);
+    const stopWatchingRequests = this.navigationRequests.onRequested(onStart);
     this.blockedNavigationListeners.add(onBlocked);
     const loaded = this.page
       .waitForNavigation({
@@ -522,13 +532,15 @@ export class PuppeteerPageDriver implements PageDriver {
       );
     try {
       await action();
-      await Promise.race([navigationStarted, delay(NAVIGATION_START_GRACE_MS)]);
+      // A navigation the action asked for has been told once the page caught up.
+      await Promise.race([navigationStarted, this.navigationRequests.caughtUp(), delay(NAVIGATION_REQUEST_WAIT_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.
       if (started) await Promise.race([loaded, navigationBlocked]);
       await this.throwIfNavigationBlocked();
     } finally {
       abort.abort();
       this.navigationRequestListeners.delete(onStart);
+      stopWatchingRequests();
       this.blockedNavigationListeners.delete(onBlocked);
     }
   }

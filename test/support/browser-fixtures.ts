@@ -86,6 +86,12 @@ const PAGES: Record<string, Route> = {
       <button onclick="document.getElementById('out').textContent = 'named ' + prompt('Your name?', 'Ada')">Prompt</button>
       <p id="out">nothing yet</p>`,
   }),
+  // A button whose script navigates, and a link to a place in the same document.
+  '/script-navigation': () => ({
+    body: `<!doctype html><title>Script navigation</title>
+      <button onclick="location.href = '/next'">Continue</button>
+      <a href="#details">Details</a><div style="height: 3000px"></div><h2 id="details">Details here</h2>`,
+  }),
   // Shows whether the page is in front (visible) or behind another tab (hidden).
   '/visibility': () => ({
     body: `<!doctype html><title>Visibility</title><p id="visibility"></p><button>Press</button>
