@@ -65,10 +65,15 @@ const TARGET_APPEAR_MS = 2_000;
 const TARGET_POLL_MS = 100;
 /** Longest closePage() waits for a crashed or hung page's tab to close before a new page is opened beside it. */
 const CLOSE_CRASHED_MS = 5_000;
-/** Longest untilPainted() waits for the page's next two animation frames. */
+/** Longest untilPainted() waits for the page's next frame to be painted. */
 const PAINT_SETTLE_MS = 500;
-/** A string, not a function: code for the page is never compiled by tsx (docs/architecture.md). */
-const PAINTED_EXPRESSION = 'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))';
+/**
+ * Resolves in the task after the next animation frame: the frame's rendering (style,
+ * layout, paint, the commit to the compositor) runs between its animation-frame callbacks
+ * and that task. A string, not a function: code for the page is never compiled by tsx
+ * (docs/architecture.md).
+ */
+const PAINTED_EXPRESSION = 'new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => resolve(true), 0)))';
 
 const SCREENSHOT_QUALITY = 60;
 
@@ -546,9 +551,10 @@ export class PuppeteerPageDriver implements PageDriver {
   }
 
   /**
-   * Resolves once the page has produced the frame that shows what it took so far (two
-   * animation frames: the input is handled before the first, and the frame it painted is
-   * out by the second), PAINT_SETTLE_MS at most (a hidden page runs no animation frames).
+   * Resolves once the page has painted the frame that shows what it took so far (the
+   * input was handled before the next animation frame, whose rendering commits it; a
+   * second animation frame, as before, cost a frame interval, about 17 ms, per action),
+   * PAINT_SETTLE_MS at most (a hidden page runs no animation frames).
    * Every action that changes the page ends with it: an event is answered, and a document
    * loaded, before it is painted, and a step's picture is the last frame produced by the
    * step's end (a typing step's picture missed its last keys without it).
