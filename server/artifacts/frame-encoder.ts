@@ -3,6 +3,13 @@ import { PeriodicTimer } from '../domain/periodic-timer';
 import { spawnPiped, type PipedChild } from '../os/spawner/child-spawner';
 
 const FFMPEG = '/usr/bin/ffmpeg';
+/**
+ * ffmpeg runs as background work: its start (about 80 ms of CPU, most of it loading its
+ * libraries) fell in a task's first steps, and its encoding in every step after; at a
+ * niceness of 10 the page, the browser and the service go first, and ffmpeg, far below
+ * a core at a recording's few frames a second, keeps up in the time they leave it.
+ */
+const ENCODER_NICENESS = 10;
 // Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4 (up
 // to its last fragment). Generous: on a saturated machine, ten encoders finishing at once
 // were seen to need more than 20 s.
@@ -75,7 +82,7 @@ export class FrameEncoder {
       '-threads', '1',
       '-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', options.file,
     ];
-    this.#started = spawnPiped(FFMPEG, args).then(
+    this.#started = spawnPiped(FFMPEG, args, { niceness: ENCODER_NICENESS }).then(
       (ffmpeg) => {
         this.#ffmpeg = ffmpeg;
         // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.

@@ -46,6 +46,15 @@ describe('spawnPiped', () => {
     }
   });
 
+  it('starts a child at the niceness asked for, background work giving way', async () => {
+    const child = await spawnPiped('/bin/sh', ['-c', 'cat > /dev/null'], { niceness: 10 });
+    // /proc/<pid>/stat after the command name: the niceness is the 17th field.
+    const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
+    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])).toBe(10);
+    child.stdin.end();
+    await child.exited;
+  });
+
   it('rejects a child that cannot start, with why', async () => {
     await expect(spawnPiped('/nonexistent/encoder', [])).rejects.toThrow(/ENOENT/);
   });

@@ -41,12 +41,18 @@ let spawner: ChildProcess | null = null;
 let nextId = 1;
 const children = new Map<number, Pending>();
 
+/** How a child is started. */
+export interface SpawnOptions {
+  /** Its scheduling niceness (0 to 19; higher gives way to more): background work. */
+  niceness?: number;
+}
+
 /**
  * Starts `file` with `args` through the spawner, its stdin piped from this process,
  * stdout ignored and stderr kept for its end, with a clean environment (PATH only: none
  * of the service's secrets). Rejects when it could not be started.
  */
-export function spawnPiped(file: string, args: string[]): Promise<PipedChild> {
+export function spawnPiped(file: string, args: string[], options: SpawnOptions = {}): Promise<PipedChild> {
   const id = nextId++;
   let ended!: (end: ChildEnd) => void;
   const exited = new Promise<ChildEnd>((resolve) => {
@@ -57,7 +63,7 @@ export function spawnPiped(file: string, args: string[]): Promise<PipedChild> {
     const current = running();
     // Waiting for the child keeps this process running, as a child of its own would.
     current.channel?.ref();
-    const request: SpawnRequest = { id, file, args };
+    const request: SpawnRequest = { id, file, args, ...(options.niceness === undefined ? {} : { niceness: options.niceness }) };
     current.send(request);
   });
 }

@@ -4,6 +4,7 @@
 // by SIGKILL, the child sees its input end, as if the service had started it itself.
 import { spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { setPriority } from 'node:os';
 import type { SpawnReport, SpawnRequest } from './spawner-protocol';
 
 // What is kept of a child's stderr: enough for an error's message.
@@ -18,6 +19,15 @@ function report(message: SpawnReport, pipe?: Socket): void {
 
 process.on('message', (request: SpawnRequest) => {
   const child = spawn(request.file, request.args, { stdio: ['pipe', 'ignore', 'pipe'] });
+  // At once, while the child is still loading: a process started as a background job
+  // gives way to the ones the service answers for from its first instruction.
+  if (request.niceness !== undefined && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, request.niceness);
+    } catch {
+      // Gone already: its end is reported below.
+    }
+  }
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     if (stderr.length < MAX_STDERR_CHARS) stderr = (stderr + chunk.toString()).slice(0, MAX_STDERR_CHARS);

@@ -1,11 +1,15 @@
 // Messages between the service and its spawner (spawner-process.ts) over the spawner's
 // IPC channel. `id` is the service's name for one child.
 
-/** Service → spawner: start `file` with `args`, its stdin piped, stdout ignored, stderr kept. */
+/**
+ * Service → spawner: start `file` with `args`, its stdin piped, stdout ignored, stderr
+ * kept; at `niceness` (0 to 19) when given.
+ */
 export interface SpawnRequest {
   id: number;
   file: string;
   args: string[];
+  niceness?: number;
 }
 
 /**
