@@ -3,9 +3,9 @@
 // `location.href = ...` asks during the action itself; the page's DevTools agent tells it
 // (Page.frameRequestedNavigation) before it answers any later command of the same
 // session, so one round trip after the action tells whether one was asked (checked under
-// load: 180 clicks of links, submits and scripted navigations, every one told first).
-// Before, every action that could navigate waited 300 ms for a request to show up, which
-// was most of a click that navigated nowhere.
+// load: 180 clicks of links, submits and scripted navigations, every one told first). A
+// fixed wait for a request to show up (300 ms) would be most of a click that navigates
+// nowhere.
 import type { CDPSession, Page, Protocol } from 'puppeteer-core';
 import { openCdpSession } from './cdp-sessions.js';
 

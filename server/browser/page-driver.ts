@@ -552,9 +552,9 @@ export class PuppeteerPageDriver implements PageDriver {
 
   /**
    * Resolves once the page has painted the frame that shows what it took so far (the
-   * input was handled before the next animation frame, whose rendering commits it; a
-   * second animation frame, as before, cost a frame interval, about 17 ms, per action),
-   * PAINT_SETTLE_MS at most (a hidden page runs no animation frames).
+   * input was handled before the next animation frame, whose rendering commits it: a
+   * second frame would cost a frame interval, about 17 ms, per action), PAINT_SETTLE_MS
+   * at most (a hidden page runs no animation frames).
    * Every action that changes the page ends with it: an event is answered, and a document
    * loaded, before it is painted, and a step's picture is the last frame produced by the
    * step's end (a typing step's picture missed its last keys without it).
