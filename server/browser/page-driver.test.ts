@@ -143,6 +143,12 @@ describe('click', () => {
     expect((await driver.textOf('#presses')).trim()).toBe('target:mousedown target:click');
   });
 
+  it('lets a press that started on its element end wherever the page put the pointer', async () => {
+    await driver.navigate(server.url('/press-menu'));
+    await driver.click('Choose size');
+    expect(await driver.textOf('#out')).toBe('Large chosen');
+  });
+
   it('answers the JavaScript dialogs a click opens, yes, and goes on', async () => {
     await driver.navigate(server.url('/dialogs'));
     await driver.click('Alert');

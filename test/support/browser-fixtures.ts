@@ -68,6 +68,20 @@ const PAGES: Record<string, Route> = {
         }, { once: true });
       </script>`,
   }),
+  // A menu that opens under the pointer as its button is pressed: the release picks the
+  // item there, as a person's would.
+  '/press-menu': () => ({
+    body: `<!doctype html><title>Press menu</title>
+      <div style="position: relative; width: 200px">
+        <button id="menu" style="width: 200px; height: 40px">Choose size</button>
+        <div id="item" style="display: none; position: absolute; inset: 0; background: #eef">Large</div>
+      </div>
+      <p id="out">nothing yet</p>
+      <script>
+        document.getElementById('menu').addEventListener('mousedown', () => { document.getElementById('item').style.display = 'block'; });
+        document.getElementById('item').addEventListener('mouseup', () => { document.getElementById('out').textContent = 'Large chosen'; });
+      </script>`,
+  }),
   // A see-through layer over the whole page, which takes every press at any point.
   '/covered-target': () => ({
     body: `<!doctype html><title>Covered target</title>

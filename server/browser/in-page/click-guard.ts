@@ -2,8 +2,8 @@
 // computes the element's point, then presses the mouse there, a few DevTools round trips
 // later. A page that moved meanwhile (text arriving late above the element, a banner
 // sliding in, an overlay) receives the press on whatever is at that point now. The guard
-// sees every press of the window before the page does; one that does not reach the
-// element never reaches the page either, and the driver tries again.
+// sees the press before the page does; one that does not start on the element never
+// reaches the page, and the driver tries again.
 
 /** The mouse events of a click, in the order a press makes them. */
 const CLICK_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click'] as const;
@@ -12,15 +12,21 @@ const CLICK_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click
 // stopping presses, a person's among them: it ends by itself.
 const GUARD_LIFETIME_MS = 5_000;
 
-/** A guard on the element's window, until ended; its `missed` tells whether a press went elsewhere. */
+/** A guard on the element's window, until ended; `missed` tells whether a press went elsewhere. */
 export interface ClickGuard {
   missed: boolean;
   end(): void;
 }
 
-/** Guards the next click at `element`'s point (the driver holds the guard as a handle). */
+/**
+ * Guards the next press at `element`'s point (the driver holds the guard as a handle). A
+ * press that starts on the element is the element's, wherever its release lands (a menu
+ * that opens under the pointer as it is pressed takes the release, as it would a
+ * person's); one that starts elsewhere is kept from the page, release and click included.
+ */
 export function guardClick(element: Element): ClickGuard {
   const view = element.ownerDocument.defaultView ?? window;
+  let judged = false;
   const guard: ClickGuard = {
     missed: false,
     end: () => {
@@ -30,8 +36,12 @@ export function guardClick(element: Element): ClickGuard {
   };
   const check = (event: Event) => {
     // Events the page makes itself are its own business; only the press is guarded.
-    if (!event.isTrusted || event.composedPath().includes(element)) return;
-    guard.missed = true;
+    if (!event.isTrusted) return;
+    if (!judged) {
+      judged = true;
+      guard.missed = !event.composedPath().includes(element);
+    }
+    if (!guard.missed) return;
     event.stopImmediatePropagation();
     event.preventDefault();
   };
@@ -40,7 +50,7 @@ export function guardClick(element: Element): ClickGuard {
   return guard;
 }
 
-/** Ends the guard: whether every press of the click reached the element. */
+/** Ends the guard: whether the press started on the element. */
 export function endClickGuard(guard: ClickGuard): boolean {
   guard.end();
   return !guard.missed;
