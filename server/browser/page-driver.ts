@@ -9,7 +9,6 @@ import {
   type Target,
 } from 'puppeteer-core';
 import { DomainAllowList } from './domain-allowlist.js';
-import { openCdpSession } from './cdp-sessions.js';
 import {
   TEXTS_OF_SCRIPT,
   FINGERPRINT_FUNCTION,
@@ -23,7 +22,7 @@ import {
 } from './in-page-scripts.js';
 import { MAX_OBSERVED_ELEMENTS, REPLAY_ATTRIBUTE } from './in-page/contract.js';
 import { clickElement } from './guarded-click.js';
-import { NavigationRequests } from './navigation-requests.js';
+import { DriverSession } from './driver-session.js';
 import { typeText } from './keyboard-keys.js';
 import { openLiveView } from './live-view.js';
 import { downloadByClick } from './page-download.js';
@@ -54,7 +53,7 @@ import {
 const NAVIGATION_TIMEOUT_MS = 30_000;
 /**
  * How long after a click or key press the page may take to tell whether it asked for a
- * navigation (navigation-requests.ts): a page stuck in a script tells nothing.
+ * navigation (driver-session.ts): a page stuck in a script tells nothing.
  */
 const NAVIGATION_REQUEST_WAIT_MS = 300;
 /**
@@ -104,8 +103,8 @@ export class PuppeteerPageDriver implements PageDriver {
   private blockedNavigationUrl: string | null = null;
   private readonly blockedNavigationListeners = new Set<() => void>();
   private readonly navigationRequestListeners = new Set<() => void>();
-  /** The main frame's navigation requests as the page tells them (set by install()). */
-  private navigationRequests!: NavigationRequests;
+  /** The driver's own session on the page: raw commands, navigation requests (set by install()). */
+  private session!: DriverSession;
   /**
    * The main frame's latest navigation request (the last hop of a redirect chain) whose
    * fate no action has judged yet, and the start of the action it followed: the egress
@@ -175,25 +174,15 @@ export class PuppeteerPageDriver implements PageDriver {
 
   /**
    * Whether the page's renderer answers a trivial evaluation within `ms`: one stuck in a
-   * script does not. Sent raw on a session of its own, into whatever document is there:
-   * puppeteer's evaluate waits for a navigation under way to give it a new document, which
-   * a slow server can take longer than `ms` to do. An error is an answer too; only silence
-   * counts. A page whose navigation waits for its server answers nothing meanwhile either:
-   * it is not judged (its navigation's own timeout is the limit).
+   * script does not. Sent raw on the driver's session (driver-session.ts), into whatever
+   * document is there: puppeteer's evaluate waits for a navigation under way to give it a
+   * new document, which a slow server can take longer than `ms` to do. An error is an
+   * answer too; only silence counts. A page whose navigation waits for its server answers
+   * nothing meanwhile either: it is not judged (its navigation's own timeout is the limit).
    */
   async responds(ms: number): Promise<boolean> {
     if (this.pendingNavigation !== null) return true;
-    const answered = (async () => {
-      const session = await openCdpSession(this.page.target());
-      try {
-        await session.send('Runtime.evaluate', { expression: '1' });
-      } finally {
-        await session.detach().catch(() => undefined);
-      }
-    })().then(
-      () => true,
-      () => true,
-    );
+    const answered = this.session.caughtUp().then(() => true);
     return Promise.race([answered, delay(ms).then(() => false)]);
   }
 
@@ -233,7 +222,7 @@ export class PuppeteerPageDriver implements PageDriver {
     // forever. It is answered as the instruction that led to it meant: yes (a prompt with
     // the answer it offers).
     this.page.on('dialog', (dialog) => void dialog.accept(dialog.defaultValue()).catch(() => undefined));
-    this.navigationRequests = await NavigationRequests.watch(this.page);
+    this.session = await DriverSession.open(this.page);
     await this.page.evaluateOnNewDocument(AGENT_PAGE_SCRIPT);
     await this.page.evaluate(AGENT_PAGE_SCRIPT);
   }
@@ -523,7 +512,7 @@ export class PuppeteerPageDriver implements PageDriver {
     // Told by the page as it asks (a link, a submit, a script), or seen as the request
     // reaches interception, whichever comes first.
     this.navigationRequestListeners.add(onStart);
-    const stopWatchingRequests = this.navigationRequests.onRequested(onStart);
+    const stopWatchingRequests = this.session.onRequested(onStart);
     this.blockedNavigationListeners.add(onBlocked);
     const loaded = this.page
       .waitForNavigation({
@@ -538,7 +527,7 @@ export class PuppeteerPageDriver implements PageDriver {
     try {
       await action();
       // A navigation the action asked for has been told once the page caught up.
-      await Promise.race([navigationStarted, this.navigationRequests.caughtUp(), delay(NAVIGATION_REQUEST_WAIT_MS)]);
+      await Promise.race([navigationStarted, this.session.caughtUp(), delay(NAVIGATION_REQUEST_WAIT_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.
       if (started) await Promise.race([loaded, navigationBlocked]);
       await this.throwIfNavigationBlocked();

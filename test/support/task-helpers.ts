@@ -14,7 +14,8 @@ export async function waitForTaskEnd(api: ApiCall, taskId: string, timeoutMs = 4
     const response = await api('GET', `/v1/tasks/${taskId}`);
     expect(response.status).toBe(200);
     if (until.includes(response.body.status)) return response.body;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${response.body.status} after ${timeoutMs} ms`);
+    // A task that ended otherwise says why (its result) in the failure.
+    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${response.body.status} after ${timeoutMs} ms: ${JSON.stringify(response.body.result)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

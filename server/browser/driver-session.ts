@@ -1,4 +1,8 @@
-// Whether an action asked the page's main frame to navigate, known as soon as the action
+// The page driver's own DevTools session on its page: commands sent raw, into whatever
+// document is there (puppeteer's evaluate waits for a navigation under way to give it a
+// new document), and the main frame's navigation requests.
+//
+// Whether an action asked the page's main frame to navigate is known as soon as the action
 // ended instead of after a wait. A click on a link, a form's submit or a script's
 // `location.href = ...` asks during the action itself; the page's DevTools agent tells it
 // (Page.frameRequestedNavigation) before it answers any later command of the same
@@ -9,8 +13,8 @@
 import type { CDPSession, Page, Protocol } from 'puppeteer-core';
 import { openCdpSession } from './cdp-sessions.js';
 
-/** The page's own main-frame navigation requests, on a DevTools session of their own. */
-export class NavigationRequests {
+/** A session of the driver's own on its page, opened once with the driver. */
+export class DriverSession {
   readonly #listeners = new Set<() => void>();
 
   private constructor(
@@ -23,12 +27,12 @@ export class NavigationRequests {
     });
   }
 
-  static async watch(page: Page): Promise<NavigationRequests> {
+  static async open(page: Page): Promise<DriverSession> {
     const session = await openCdpSession(page.target());
     await session.send('Page.enable');
     // The main frame keeps its id across its navigations, cross-site ones included.
     const { frameTree } = await session.send('Page.getFrameTree');
-    return new NavigationRequests(session, frameTree.frame.id);
+    return new DriverSession(session, frameTree.frame.id);
   }
 
   /** Calls `listener` on each navigation the main frame is asked for, until the returned function is called. */
@@ -38,8 +42,9 @@ export class NavigationRequests {
   }
 
   /**
-   * Resolves once every navigation asked before this call has been told to the listeners.
-   * A page stuck in a script answers nothing: callers bound the wait.
+   * Resolves once the page answered a trivial command (an error is an answer too): every
+   * navigation asked before this call has then been told to the listeners. A page stuck
+   * in a script answers nothing: callers bound the wait.
    */
   async caughtUp(): Promise<void> {
     await this.session.send('Runtime.evaluate', { expression: '0' }).catch(() => undefined);
