@@ -24,19 +24,23 @@ let pages: TaskPages;
 let api: ApiCall;
 let key: string;
 
+/** Each describe's own service: only the deadline's tests may race a deadline of seconds. */
+function withService(env: Record<string, string>): void {
+  beforeAll(async () => {
+    test = await startTestService({ OPERATOR_TASK_WORKERS: String(WORKERS), OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS), ...env });
+    tenant = await createTenant(test);
+    key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
+    api = apiClient(test.url, key);
+  });
+  afterAll(async () => {
+    await test?.stop();
+  });
+}
+
 beforeAll(async () => {
   pages = await startTaskPages();
-  test = await startTestService({
-    OPERATOR_TASK_TIMEOUT_SECS: String(TIMEOUT_SECS),
-    OPERATOR_TASK_WORKERS: String(WORKERS),
-    OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
-  });
-  tenant = await createTenant(test);
-  key = await tenant.key(['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write']);
-  api = apiClient(test.url, key);
 });
 afterAll(async () => {
-  await test?.stop();
   await pages?.close();
 });
 
@@ -62,7 +66,9 @@ async function waitForStep(taskId: string, seq: number): Promise<void> {
 
 const waitingPrompt = () => `go to ${pages.url('/plain')} then wait for "a text that never comes"`;
 
-describe('task lifecycle', () => {
+describe('task deadline', () => {
+  withService({ OPERATOR_TASK_TIMEOUT_SECS: String(TIMEOUT_SECS) });
+
   it('fails with timeout when the task outlives OPERATOR_TASK_TIMEOUT_SECS, and frees the slot', async () => {
     const { device, task } = await startTask(waitingPrompt());
     const started = Date.now();
@@ -79,7 +85,14 @@ describe('task lifecycle', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect((await api('GET', `/v1/devices/${device}`)).body.current_task_id).toBeNull();
     expect(await waitForTaskEnd(api, queued.task)).toMatchObject({ status: 'succeeded', result: 'Plain' });
+    expect(await devicesHoldingFinishedTasks(test.service.services.db)).toEqual([]);
   });
+});
+
+// The service's own deadline (the default): a loaded host's first steps on a new device
+// once took past a deadline of seconds, which ended a task these tests end otherwise.
+describe('task lifecycle', () => {
+  withService({});
 
   it('parks at needs_human on `ask a human`, keeps the slot, and resumes from its steps through resumeParkedTask', async () => {
     const { device, task } = await startTask(`go to ${pages.url('/plain')} then ask a human "Which plan should I pick?" then return the title`);
@@ -97,7 +110,7 @@ describe('task lifecycle', () => {
     expect((await api('GET', `/v1/tasks/${task}`)).body.status).toBe('needs_human');
 
     const resumed = await db.transaction((tx) =>
-      resumeParkedTask(tx, uuid, systemActor(tenant.orgId), { leaseMs: test.service.services.config.agent.leaseMs, taskTimeoutMs: TIMEOUT_SECS * 1000 }),
+      resumeParkedTask(tx, uuid, systemActor(tenant.orgId), { leaseMs: test.service.services.config.agent.leaseMs, taskTimeoutMs: test.service.services.config.agent.taskTimeoutMs }),
     );
     expect(resumed?.status).toBe('running');
     const done = await waitForTaskEnd(api, task);
