@@ -10,13 +10,16 @@ import { createApiKey, createOrganization, createSpace } from '../server/domain/
 import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { startBrowserlessServer, type BrowserlessServer } from '../test/support/browserless-server';
 import { machineDescription, percentile, startServiceProcess, type ServiceProcess } from '../test/support/service-process';
-import { machineLoad } from './machine-load';
+import { machineCpuMs, machineLoad } from './machine-load';
 
 // `npm run bench:lifecycle`: BrowserArena's lifecycle measure. One cycle is: create a
 // device (POST /v1/devices) → CDP access (POST /v1/devices/{id}/cdp) → puppeteer.connect
 // to cdp_url → a new page → navigate to a local page (load event) → disconnect and
 // release (DELETE /v1/devices/{id}), timed apart. At concurrency 1 (cycles one after another) and 10
-// (ten cycles at once), p50 and p95, in one run, beside:
+// (ten cycles at once), p50 and p95, in one run; at c1 also the mean and the CPU the machine
+// spent per cycle, which bounds back-to-back cycles (a cycle cannot take less than its CPU
+// spread over the cores), and for the warm pool a paced c1 (BENCH_PACE_MS between cycles,
+// so each create finds the pool refilled). Beside:
 // - the floor: a bare Chromium launch (the local provider's flags, uid and sandbox) +
 //   puppeteer connected over its pipe + a new page + the same navigation + close;
 // - the service on a real browserless server on this machine (OPERATOR_BROWSER=browserless).
@@ -26,6 +29,11 @@ const BATCHES_C10 = Number(process.env.BENCH_BATCHES ?? 2);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Which setups to measure (comma-separated): floor, local, warm, browserless; all by default. */
 const SETUPS = new Set((process.env.BENCH_SETUPS ?? 'floor,local,warm,browserless').split(',').map((setup) => setup.trim()));
+/**
+ * The warm pool's paced row: the pause before each cycle, long enough for the pool to
+ * launch the browser the cycle before took (a launch takes about half a second here).
+ */
+const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2_000);
 
 interface Row {
   setup: string;
@@ -33,6 +41,13 @@ interface Row {
   samples: number;
   p50Ms: number;
   p95Ms: number;
+  /** c1 rows: the mean, which back-to-back cycles cannot bring below cpuMsPerCycle / cores. */
+  meanMs?: number;
+  /**
+   * c1 rows: the CPU the whole machine spent per cycle (every process: browsers, the
+   * service, PostgreSQL, this client), the warm pool's refills included.
+   */
+  cpuMsPerCycle?: number;
   /** Service setups, c1: the median of each step, to show where a cycle's time goes. */
   stepsP50Ms?: Record<string, number>;
 }
@@ -156,15 +171,33 @@ async function floorCycle(root: string, pageUrl: string): Promise<Cycle> {
   };
 }
 
-async function measure(setup: string, cycle: Cycle): Promise<Row[]> {
+/**
+ * c1 (cycles one after another) and c10 (batches of ten at once). With `pacedMs`, c1
+ * only, each cycle `pacedMs` after the one before: what a create finds when creates come
+ * less often than a host launches browsers.
+ */
+async function measure(setup: string, cycle: Cycle, options: { pacedMs?: number } = {}): Promise<Row[]> {
   await cycle(); // Warm-up: disk caches, the JIT, the first connection.
+  const pause = () => new Promise((resolve) => setTimeout(resolve, options.pacedMs ?? 0));
+  await pause(); // the warm-up's refill
   const c1: Array<Awaited<ReturnType<Cycle>>> = [];
-  for (let i = 0; i < CYCLES_C1; i += 1) c1.push(await cycle());
-  const c10: Array<Awaited<ReturnType<Cycle>>> = [];
-  for (let batch = 0; batch < BATCHES_C10; batch += 1) c10.push(...(await Promise.all(Array.from({ length: 10 }, () => cycle()))));
+  // From the first cycle's start to the last one's pause's end: what a cycle leaves
+  // running (a browser closing, the pool's refill) is its cost, paid in the pause or
+  // in the next cycle.
+  const cpuBefore = machineCpuMs();
+  for (let i = 0; i < CYCLES_C1; i += 1) {
+    c1.push(await cycle());
+    await pause();
+  }
+  const cpuMs = machineCpuMs() - cpuBefore;
   const stepNames = Object.keys(c1[0]?.steps ?? {});
   const stepsP50Ms = Object.fromEntries(stepNames.map((name) => [name, Math.round(percentile(c1.map((run) => run.steps[name]!).sort((a, b) => a - b), 50))]));
-  return [{ ...row(setup, 1, c1.map((run) => run.totalMs)), stepsP50Ms }, row(setup, 10, c10.map((run) => run.totalMs))];
+  const totals = c1.map((run) => run.totalMs);
+  const c1Row: Row = { ...row(options.pacedMs === undefined ? setup : `${setup}, paced (${options.pacedMs} ms between cycles)`, 1, totals), meanMs: Math.round(totals.reduce((sum, ms) => sum + ms, 0) / totals.length), cpuMsPerCycle: Math.round(cpuMs / CYCLES_C1), stepsP50Ms };
+  if (options.pacedMs !== undefined) return [c1Row];
+  const c10: Array<Awaited<ReturnType<Cycle>>> = [];
+  for (let batch = 0; batch < BATCHES_C10; batch += 1) c10.push(...(await Promise.all(Array.from({ length: 10 }, () => cycle()))));
+  return [c1Row, row(setup, 10, c10.map((run) => run.totalMs))];
 }
 
 function row(setup: string, concurrency: number, samples: number[]): Row {
@@ -198,6 +231,7 @@ async function main(): Promise<void> {
       const warm = await serviceCycle({ OPERATOR_BROWSER: 'local', OPERATOR_WARM_BROWSERS: '2' }, page.url);
       try {
         rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle)));
+        rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle, { pacedMs: PACE_MS })));
       } finally {
         await warm.service.stop();
         await rm(warm.dataDir, { recursive: true, force: true });
@@ -221,10 +255,10 @@ async function main(): Promise<void> {
   }
   const load = { before: loadBefore, after: await machineLoad() };
   console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, load, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows }, null, 2));
-  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Steps at c1, p50 (ms) |\n|---|---|---|---|---|---|');
-  for (const { setup, concurrency, samples, p50Ms, p95Ms, stepsP50Ms } of rows) {
+  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Mean (ms) | CPU per cycle (ms) | Steps at c1, p50 (ms) |\n|---|---|---|---|---|---|---|---|');
+  for (const { setup, concurrency, samples, p50Ms, p95Ms, meanMs, cpuMsPerCycle, stepsP50Ms } of rows) {
     const steps = stepsP50Ms === undefined ? '' : Object.entries(stepsP50Ms).map(([name, ms]) => `${name} ${ms}`).join(', ');
-    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${steps} |`);
+    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${meanMs ?? ''} | ${cpuMsPerCycle ?? ''} | ${steps} |`);
   }
 }
 

@@ -15,6 +15,16 @@ export async function cpuBusyFraction(ms = 2_000): Promise<number> {
   return total === 0 ? 0 : 1 - (after.idle - before.idle) / total;
 }
 
+/**
+ * The CPU time all processes of the machine have used since it booted, in ms (/proc/stat
+ * counts in USER_HZ, a hundredth of a second on Linux). The difference over a stretch
+ * is what that stretch cost the machine, whoever spent it.
+ */
+export function machineCpuMs(): number {
+  const { total, idle } = cpuTimes();
+  return (total - idle) * 10;
+}
+
 function cpuTimes(): { total: number; idle: number } {
   // "cpu  user nice system idle iowait irq softirq steal ..."
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
