@@ -21,13 +21,19 @@ export async function cpuBusyFraction(ms = 2_000): Promise<number> {
  * is what that stretch cost the machine, whoever spent it.
  */
 export function machineCpuMs(): number {
-  const { total, idle } = cpuTimes();
-  return (total - idle) * 10;
+  // "cpu  user nice system idle iowait irq softirq steal guest guest_nice": a VM's steal
+  // is time the host took, not this machine's work.
+  const [user, nice, system, , , irq, softirq] = procStatCpu();
+  return (user! + nice! + system! + irq! + softirq!) * 10;
+}
+
+function procStatCpu(): number[] {
+  return readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
 }
 
 function cpuTimes(): { total: number; idle: number } {
   // "cpu  user nice system idle iowait irq softirq steal ..."
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const fields = procStatCpu();
   const idle = fields[3]! + (fields[4] ?? 0);
   return { total: fields.reduce((sum, value) => sum + value, 0), idle };
 }
