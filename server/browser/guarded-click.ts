@@ -25,7 +25,8 @@ export async function clickElement(element: ElementHandle<Element>): Promise<voi
     }
     // A click that navigated took the guard's document with it: the click reached the page.
     const reached = await guard.evaluate(END_CLICK_GUARD_FUNCTION).catch(() => true);
-    await guard.dispose().catch(() => undefined);
+    // Released without a wait: the next command goes out behind it, and nothing reads it.
+    void guard.dispose().catch(() => undefined);
     if (!pressed) break;
     if (reached) return;
   }
