@@ -75,29 +75,47 @@ export async function forgetProfileOwner(profileDir: string): Promise<void> {
 
 /**
  * Makes the profile (and its HOME) the browser's own before it starts. A profile whose
- * tree already belongs to `user` (profileOwner) only needs its top folder and HOME given
- * back: since the tree was handed over, only that uid and root wrote inside it, and
- * takeProfileBack closed only the top folder. Any other profile is walked: `chown -R`,
- * one process and a few to a few hundred milliseconds with the profile's size.
+ * tree already belongs to `user` (profileOwner), or a new one (its folder and an empty
+ * HOME), only needs those two given: since the tree was handed over, only that uid and
+ * root wrote inside it, and takeProfileBack closed only the top folder. Any other profile
+ * is walked: `chown -R`, a process forked off the service and a few to a few hundred
+ * milliseconds with the profile's size.
  */
 export async function handProfileTo(profileDir: string, user: BrowserUser | null): Promise<void> {
-  await mkdir(path.join(profileDir, BROWSER_HOME), { recursive: true, mode: 0o700 });
+  const home = path.join(profileDir, BROWSER_HOME);
+  await mkdir(home, { recursive: true, mode: 0o700 });
   if (user !== null) {
     if ((await profileOwner(profileDir)) === user.uid) {
       // lchown: never through a link the browser may have put in HOME's place.
-      await lchown(path.join(profileDir, BROWSER_HOME), user.uid, user.gid);
+      await lchown(home, user.uid, user.gid);
       await chown(profileDir, user.uid, user.gid);
     } else {
       // Forgotten first: a walk cut short leaves a tree of mixed owners, never a wrong note.
       await forgetProfileOwner(profileDir);
-      // coreutils' chown -R walks with directory descriptors and never follows a link, so
-      // nothing a browser left in its profile can redirect it elsewhere.
-      await promisify(execFile)('chown', ['-R', '--no-dereference', `${user.uid}:${user.gid}`, profileDir]);
+      if (await holdsOnlyEmptyHome(profileDir)) {
+        await lchown(home, user.uid, user.gid);
+        await chown(profileDir, user.uid, user.gid);
+      } else {
+        // coreutils' chown -R walks with directory descriptors and never follows a link, so
+        // nothing a browser left in its profile can redirect it elsewhere.
+        await promisify(execFile)('chown', ['-R', '--no-dereference', `${user.uid}:${user.gid}`, profileDir]);
+      }
       await mkdir(path.join(path.dirname(profileDir), OWNERS), { recursive: true, mode: 0o700 });
       await writeFile(ownerRecord(profileDir), String(user.uid), { mode: 0o600 });
     }
   }
   await chmod(profileDir, 0o700);
+}
+
+/**
+ * A profile no browser has run on: nothing in it but HOME, a folder (not a link) with
+ * nothing in it. Read while the profile is root's alone, so nothing changes it before
+ * it is handed over.
+ */
+async function holdsOnlyEmptyHome(profileDir: string): Promise<boolean> {
+  const entries = await readdir(profileDir, { withFileTypes: true });
+  if (entries.length !== 1 || entries[0]!.name !== BROWSER_HOME || !entries[0]!.isDirectory()) return false;
+  return (await readdir(path.join(profileDir, BROWSER_HOME))).length === 0;
 }
 
 function ownerRecord(profileDir: string): string {

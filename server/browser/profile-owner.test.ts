@@ -7,9 +7,10 @@ import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir } from '../../test/suppor
 import { BrowserPool } from './pool.js';
 import { createBrowserProvider } from './provider-factory.js';
 
-// As root, a wake claims the uid its profile already belongs to when that uid is free,
-// and then hands over only the profile's top folder; under any other uid the whole tree
-// is handed over again, so the browser owns every file it may need.
+// As root, a new profile is handed to its browser's uid, and a wake claims the uid its
+// profile already belongs to when that uid is free, and then hands over only the
+// profile's top folder; under any other uid the whole tree is handed over again, so the
+// browser owns every file it may need.
 
 let temp: Awaited<ReturnType<typeof makeTempDir>>;
 
@@ -41,6 +42,8 @@ it.skipIf(process.getuid?.() !== 0)('relaunches under the uid the profile belong
     const first = await pool.launch('owned', 'org-1');
     await (await first.page()).navigate('about:blank');
     const uid = await uidOf(first.pid!);
+    // A new profile is handed over without a walk: its folder and HOME, then what Chromium wrote as that uid.
+    expect(await notOwnedBy(profile, uid)).toEqual([]);
     await pool.close('owned');
     expect((await stat(profile)).uid).toBe(0); // closed to every uid while stopped
 
