@@ -105,23 +105,27 @@ export class BrowserPool {
   }
 
   /**
-   * Hands a warm browser to a new device of `orgId`: returns the id the device must be
-   * created with (its profile's name), or null when none is ready, and the create
-   * launches as usual. From here the browser is that device's slot, exactly as if
-   * launch() had started it; a replacement starts in the background. The caller
-   * launch()es it once the device's row is committed (until then it is not listed among
-   * the running devices), or destroy()s it when the create fails.
+   * Hands a warm browser (a ready one, else one still launching) to a new device of
+   * `orgId`: returns the id the device must be created with (its profile's name), or
+   * null when there is none, and the create launches as usual. From here the browser is
+   * that device's slot, exactly as if launch() had started it; a replacement starts in
+   * the background. The caller launch()es it once the device's row is committed (until
+   * then it is not listed among the running devices), or destroy()s it when the create
+   * fails.
    */
   takeWarm(orgId: string): string | null {
     const taken = this.warm?.take() ?? null;
     if (taken === null) return null;
-    const { id, handle } = taken;
-    const handedOver = this.provider.warm!.handOver(id).then(
-      () => handle,
-      async (error: unknown) => {
-        await handle.close();
-        throw error;
-      },
+    const { id, handle: launched } = taken;
+    // Handed over once launched: the warm launch marks its profile before it starts.
+    const handedOver = launched.then((handle) =>
+      this.provider.warm!.handOver(id).then(
+        () => handle,
+        async (error: unknown) => {
+          await handle.close();
+          throw error;
+        },
+      ),
     );
     const slot: Slot = { orgId, handle: handedOver, awaitingDevice: true };
     this.slots.set(id, slot);

@@ -25,7 +25,7 @@ class ScriptedLauncher implements WarmLauncher {
 
 const settled = () => new Promise((resolve) => setImmediate(resolve));
 
-it('fills up to the target within the room it is given, and only ready browsers are taken', async () => {
+it('fills up to the target within the room it is given, and hands each browser out once', async () => {
   const launcher = new ScriptedLauncher();
   let capacity = 1;
   const warm: WarmBrowsers = new WarmBrowsers(launcher, { target: 3, room: () => capacity - warm.size, deviceLaunches: () => 0 });
@@ -36,16 +36,35 @@ it('fills up to the target within the room it is given, and only ready browsers 
   capacity = 0;
   warm.fill();
   expect(warm.size).toBe(1);
-  expect(warm.take()).toBeNull(); // still starting
   launcher.settleAll();
   await settled();
   expect(warm.readyCount).toBe(1);
   const taken = warm.take()!;
-  expect(taken.handle.deviceId).toBe(taken.id);
+  expect((await taken.handle).deviceId).toBe(taken.id);
   expect(warm.size).toBe(0);
   expect(warm.take()).toBeNull(); // never handed out twice
   await warm.shutdown();
   expect(launcher.discarded).toEqual([]); // a taken browser is its device's, not the pool's
+});
+
+it('hands out a ready browser first, else the one launching longest, whose failure is its taker\'s', async () => {
+  const launcher = new ScriptedLauncher();
+  const failures: unknown[] = [];
+  const warm: WarmBrowsers = new WarmBrowsers(launcher, { target: 3, room: () => 3 - warm.size, deviceLaunches: () => 0, onLaunchFailed: (error) => failures.push(error) });
+  warm.start();
+  const [oldest, middle, newest] = launcher.launches.splice(0);
+  newest!.resolve(new FakeBrowserHandle(newest!.id));
+  await settled();
+  expect(warm.take()!.id).toBe(newest!.id); // the ready one, though launched last
+  const launching = warm.take()!;
+  expect(launching.id).toBe(oldest!.id); // then the one that started first
+  oldest!.reject(new Error('no chromium'));
+  await expect(launching.handle).rejects.toThrow('no chromium');
+  await settled();
+  expect(failures).toEqual([]); // not the pool's failure: it does not pause its refills
+  expect(warm.size).toBe(1);
+  expect(warm.take()!.id).toBe(middle!.id);
+  await warm.shutdown();
 });
 
 it('evicts the newest browser, closing it and discarding its profile', async () => {

@@ -77,17 +77,19 @@ export class WarmBrowsers {
   }
 
   /**
-   * A launched warm browser, no longer warm: its profile id is the id the new device
-   * must get. null when none is ready (the caller launches as without a pool). The
-   * caller counts it as its own, then calls fillSoon() to replace it.
+   * A warm browser, no longer warm: its profile id is the id the new device must get. A
+   * ready one when there is one, else the one that has been launching longest: what is
+   * left of its launch is shorter than a launch of the device's own, which would also
+   * race it for the CPU. null when there is none (the caller launches as without a pool).
+   * The handle rejects when that launch fails. The caller counts it as its own, then
+   * calls fillSoon() to replace it.
    */
-  take(): { id: string; handle: BrowserHandle } | null {
-    for (const browser of this.browsers.values()) {
-      if (browser.ready === undefined) continue;
-      this.browsers.delete(browser.id);
-      return { id: browser.id, handle: browser.ready };
-    }
-    return null;
+  take(): { id: string; handle: Promise<BrowserHandle> } | null {
+    const values = [...this.browsers.values()];
+    const browser = values.find((candidate) => candidate.ready !== undefined) ?? values[0];
+    if (browser === undefined) return null;
+    this.browsers.delete(browser.id);
+    return { id: browser.id, handle: browser.handle };
   }
 
   /**
