@@ -3,13 +3,18 @@ import { FakeBrowserHandle, FakeBrowserProvider } from '../../test/support/fake-
 import { BrowserPool, CapacityExhaustedError } from './pool';
 import type { BrowserHandle, BrowserProvider, LaunchRequest, WarmLauncher } from './types';
 
-/** The fake provider, with warm browsers that launch at once; records what is handed over and discarded. */
+/**
+ * The fake provider, with warm browsers that launch once `warmLaunchesWaitFor` resolves (at
+ * once by default); records what is handed over and discarded.
+ */
 class WarmFakeProvider extends FakeBrowserProvider implements BrowserProvider {
   readonly handedOver: string[] = [];
   readonly discarded: string[] = [];
   readonly warmLaunched: string[] = [];
+  warmLaunchesWaitFor: Promise<void> = Promise.resolve();
   override readonly warm: WarmLauncher = {
     launch: async (profileId): Promise<BrowserHandle> => {
+      await this.warmLaunchesWaitFor;
       this.warmLaunched.push(profileId);
       return new FakeBrowserHandle(profileId);
     },
@@ -50,6 +55,27 @@ it('counts warm browsers against capacity, hands one to a create, and lists it o
   expect(provider.calls.filter((call) => call.method === 'launch')).toEqual([]); // nothing launched for the device
   // Never another organization's.
   await expect(pool.launch(id, 'org_b')).rejects.toThrow(/another organization/);
+  await pool.shutdown();
+});
+
+it('hands a create a warm browser still launching, handed over once launched, and launches none of the device\'s own', async () => {
+  const provider = new WarmFakeProvider();
+  let finishLaunch: () => void = () => undefined;
+  provider.warmLaunchesWaitFor = new Promise<void>((resolve) => (finishLaunch = resolve));
+  const pool = new BrowserPool(provider, { maxBrowsers: 2, warmBrowsers: 1 });
+  pool.startWarmBrowsers();
+  await settled();
+  expect(pool.warmReady).toBe(0);
+
+  const id = pool.takeWarm('org_a')!;
+  expect(id).not.toBeNull();
+  const handle = pool.launch(id, 'org_a');
+  await settled();
+  expect(provider.handedOver).toEqual([]); // not before its launch has marked the profile warm
+  finishLaunch();
+  expect((await handle).deviceId).toBe(id);
+  expect(provider.handedOver).toEqual([id]);
+  expect(provider.calls.filter((call) => call.method === 'launch')).toEqual([]);
   await pool.shutdown();
 });
 
