@@ -116,9 +116,9 @@ export class BrowserPool {
   takeWarm(orgId: string): string | null {
     const taken = this.warm?.take() ?? null;
     if (taken === null) return null;
-    const { id, handle: launched } = taken;
+    const { id, handle: launching } = taken;
     // Handed over once launched: the warm launch marks its profile before it starts.
-    const handedOver = launched.then((handle) =>
+    const handedOver = launching.then((handle) =>
       this.provider.warm!.handOver(id).then(
         () => handle,
         async (error: unknown) => {
