@@ -1,4 +1,4 @@
-import { sql as drizzleSql } from 'drizzle-orm';
+import { sql as drizzleSql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../../db/client';
 import type { Notifications } from './notifications';
 
@@ -14,7 +14,12 @@ export type TaskChange = 'step' | 'state' | 'reconnected';
 
 /** Queues a notification; PostgreSQL delivers it when the caller's transaction commits. */
 export async function notifyTaskChange(tx: DbOrTx, taskId: string, change: Exclude<TaskChange, 'reconnected'>): Promise<void> {
-  await tx.execute(drizzleSql`select pg_notify(${TASK_CHANNEL}, ${`${change}:${taskId}`})`);
+  await tx.execute(drizzleSql`select ${taskChangeNotice(taskId, change)}`);
+}
+
+/** The `pg_notify(...)` call of a task change, for a statement that notifies as part of its own work. */
+export function taskChangeNotice(taskId: string, change: Exclude<TaskChange, 'reconnected'>): SQL {
+  return drizzleSql`pg_notify(${TASK_CHANNEL}, ${`${change}:${taskId}`})`;
 }
 
 type Listener = (change: TaskChange, taskId: string) => void;

@@ -6,7 +6,7 @@ import type { CachedStep } from '../../agent/replay/cached-step';
 import type { NewStep } from '../../agent/step';
 import { toPublicId } from '../ids';
 import { iso } from '../time';
-import { notifyTaskChange } from '../channels/task-channel';
+import { notifyTaskChange, taskChangeNotice } from '../channels/task-channel';
 import { dbNow } from '../db-clock';
 import { isUniqueViolation } from '../unique-violation';
 
@@ -117,27 +117,27 @@ export async function appendStep(db: Db, taskId: string, orgId: string, seq: num
   }
 }
 
-function insertStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string, screenshotKey: string | null): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    // The fence and the Task's `usage.steps` (and `replayed_steps`) in one statement: the
-    // counts are kept on the row so reading a task needs no aggregate. The UPDATE waits for a
-    // concurrent cancel or park to commit and then sees its status.
-    const replayed = step.replayed === true;
-    const cache = step.cache === undefined || step.cache === null ? null : JSON.stringify(step.cache);
-    const inserted = await tx.execute(sql`
-      with counted as (
-        update ${tasks} set step_count = step_count + 1, replayed_steps = replayed_steps + ${replayed ? 1 : 0}
-        where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
-        returning 1
-      )
+async function insertStep(db: Db, taskId: string, orgId: string, seq: number, step: NewStep, leaseOwner: string, screenshotKey: string | null): Promise<boolean> {
+  // The fence, the Task's `usage.steps` (and `replayed_steps`), the step and its
+  // notification in one statement, so in one transaction of one round trip: the run's next
+  // action waits for it, and on a busy host each round trip waits for a core. The counts
+  // are kept on the row so reading a task needs no aggregate. The UPDATE waits for a
+  // concurrent cancel or park to commit and then sees its status.
+  const replayed = step.replayed === true;
+  const cache = step.cache === undefined || step.cache === null ? null : JSON.stringify(step.cache);
+  const notified = await db.execute(sql`
+    with counted as (
+      update ${tasks} set step_count = step_count + 1, replayed_steps = replayed_steps + ${replayed ? 1 : 0}
+      where ${tasks.id} = ${taskId} and ${tasks.status} = 'running' and ${tasks.leaseOwner} = ${leaseOwner}
+      returning 1
+    ), inserted as (
       insert into ${taskSteps} (task_id, seq, org_id, type, action, url, title, note, screenshot_key, replayed, cache, created_at)
       select ${taskId}, ${seq}, ${orgId}, ${step.type}, ${step.action}, ${step.url}, ${step.title}, ${step.note}, ${screenshotKey}, ${replayed}, ${cache}::jsonb, now()
       from counted
-      returning 1`);
-    if (inserted.length === 0) return false;
-    await notifyTaskChange(tx, taskId, 'step');
-    return true;
-  });
+      returning 1
+    )
+    select ${taskChangeNotice(taskId, 'step')} from inserted`);
+  return notified.length > 0;
 }
 
 /**
