@@ -154,10 +154,14 @@ class AgentRun {
   async loop(): Promise<AgentOutcome> {
     const { task, driver, planner } = this.#input;
     const guard = <T>(work: () => Promise<T>): Promise<T> => this.#interruption.guard(work);
-    await guard(() => driver.setAllowedDomains(task.allowedDomains));
-    // Names and domains only, read once per run: what a model may know of the vault.
-    const vaultEntries: readonly VaultEntry[] = this.#input.vault === undefined ? [] : await guard(() => this.#input.vault!.entries());
-    let page = await this.#observe();
+    // The run's first round trips (the page's and the database's) go at once: none needs another's answer.
+    const [, vaultEntries, observed] = await Promise.all([
+      guard(() => driver.setAllowedDomains(task.allowedDomains)),
+      // Names and domains only, read once per run: what a model may know of the vault.
+      this.#input.vault === undefined ? ([] as readonly VaultEntry[]) : guard(() => this.#input.vault!.entries()),
+      this.#observe(),
+    ]);
+    let page = observed;
 
     for (;;) {
       const reply = await guard(() =>

@@ -241,7 +241,10 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const browser = deps.browserPool.get(task.deviceId);
     if (browser === undefined) return { status: 'failed', error: 'device_lost' };
     // A task continues only on the page it built: after a restart that relaunched the
-    // browser (its machine rebooted, the browser was reaped), that page is gone.
+    // browser (its machine rebooted, the browser was reaped), that page is gone. The page
+    // is asked for meanwhile (a round trip each, and neither needs the other's answer).
+    const asked = browser.page();
+    asked.catch(() => undefined); // its failure is read below, once the incarnation is known
     const built = await taskPageIncarnation(deps.db, task.id, deps.instanceId, browser.incarnation);
     if (built === null) {
       stop('released');
@@ -254,7 +257,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     let driver: PageDriver;
     try {
       // Past the gate an action starts: the pictures of the steps before it end there.
-      driver = gatedPageDriver(await browser.page(), async (effect) => {
+      driver = gatedPageDriver(await asked, async (effect) => {
         await beforeAction();
         await screenshots.actionStarting(effect);
       });
@@ -266,15 +269,19 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     // Reads and writes of the run wait out an unreachable database; the heartbeat stops
     // the run (aborting `signal`) once the outage outlasts the grace.
     const untilWritten = <T>(write: () => Promise<T>) => databaseAvailability.retryWhileUnreachable(write, signal);
-    // The first step's picture needs the screencast running before it ends.
-    const [history] = await Promise.all([untilWritten(() => taskHistory(deps.db, task.id)), screenshots.recordingStarted()]);
+    // The run's reads at once. The first step's picture needs the screencast running
+    // before it ends. A credentials answer leaves the database here and lives only in this
+    // run's memory. A task with a cache key replays its entry, or records one (agent/replay/).
+    const [history, , taken, cache] = await Promise.all([
+      untilWritten(() => taskHistory(deps.db, task.id)),
+      screenshots.recordingStarted(),
+      untilWritten(() => takeCredentials(deps.db, task.id)),
+      task.cacheKey === null ? null : untilWritten(() => cacheForRun(deps.db, task)),
+    ]);
     let seq = history.lastSeq;
+    const credentials = new Map(Object.entries(taken));
     // Checked at submit; compiled again here, once per run.
     const compiled = task.outputSchema === null ? null : compileOutputSchema(task.outputSchema);
-    // A credentials answer leaves the database here and lives only in this run's memory.
-    const credentials = new Map(Object.entries(await untilWritten(() => takeCredentials(deps.db, task.id))));
-    // A task with a cache key replays its entry, or records one (agent/replay/).
-    const cache = task.cacheKey === null ? null : await untilWritten(() => cacheForRun(deps.db, task));
     const taskPlanner = cache === null ? planner : cachingPlanner(planner, driver, task.allowedDomains, { ...cache, onHeal: () => untilWritten(() => markHealed(deps.db, task.id)) });
     return runAgent({
       task: {
