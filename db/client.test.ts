@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../test/support/test-database';
+import { connectDatabase, type Database } from './client';
+
+let testDb: TestDatabase;
+let database: Database;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  // One connection: the session whose prepared statements the test reads is the one drizzle used.
+  database = connectDatabase(testDb.url, 1);
+});
+
+afterAll(async () => {
+  await database?.close();
+  await testDb?.drop();
+});
+
+/** How many statements this connection holds prepared whose text contains `marker`. */
+async function preparedWith(marker: string, reader: Database['db'] = database.db): Promise<number> {
+  const rows = await reader.execute(sql`select count(*)::int as prepared from pg_prepared_statements where statement like ${`%${marker}%`} and statement not like '%pg_prepared_statements%'`);
+  return (rows[0] as { prepared: number }).prepared;
+}
+
+describe('connectDatabase', () => {
+  it("prepares drizzle's statements once per connection, outside and inside transactions", async () => {
+    // A statement with a parameter: unprepared, postgres.js would parse it anew on every run.
+    const read = () => database.db.execute(sql`select ${7}::int + 1 as marker_outside`);
+    expect(await read()).toEqual([{ marker_outside: 8 }]);
+    await read();
+    expect(await preparedWith('marker_outside')).toBe(1);
+
+    await database.db.transaction(async (tx) => {
+      await tx.execute(sql`select ${1}::int as marker_inside`);
+      await tx.transaction(async (savepoint) => {
+        await savepoint.execute(sql`select ${2}::int as marker_savepoint`);
+      });
+    });
+    expect(await preparedWith('marker_inside')).toBe(1);
+    expect(await preparedWith('marker_savepoint')).toBe(1);
+  });
+
+  it('still rolls back a failed transaction and answers the next statement', async () => {
+    await database.db.execute(sql`create table prepared_rollback (id int primary key)`);
+    await expect(
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into prepared_rollback values (${1})`);
+        await tx.execute(sql`insert into prepared_rollback values (${1})`);
+      }),
+    ).rejects.toThrow();
+    expect(await database.db.execute(sql`select count(*)::int as n from prepared_rollback`)).toEqual([{ n: 0 }]);
+  });
+});
