@@ -18,3 +18,4 @@ export * from './task-files';
 export * from './mcp-oauth';
 export * from './task-caches';
 export * from './credentials';
+export * from './rate-limits';

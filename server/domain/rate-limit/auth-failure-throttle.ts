@@ -31,8 +31,8 @@ export class AuthFailureThrottle {
     private readonly addressOf: (req: IncomingMessage) => string,
   ) {}
 
-  static async create(settings: AuthFailureSettings, addressOf: (req: IncomingMessage) => string, store: LimiterStore): Promise<AuthFailureThrottle> {
-    const failures = await store.limiter({ points: settings.limit, duration: settings.windowSecs, keyPrefix: 'auth_failure' });
+  static create(settings: AuthFailureSettings, addressOf: (req: IncomingMessage) => string, store: LimiterStore): AuthFailureThrottle {
+    const failures = store.limiter({ points: settings.limit, duration: settings.windowSecs, keyPrefix: 'auth_failure' });
     return new AuthFailureThrottle(failures, settings.limit, addressOf);
   }
 

@@ -14,7 +14,7 @@ export interface LimiterOptions {
 
 /**
  * Where the counters of every limiter of the service live (rate-limiter-flexible): in this
- * process's memory, or in PostgreSQL (the `rate_limits` table the library creates) so
+ * process's memory, or in PostgreSQL (the `rate_limits` table, db/schema/rate-limits.ts) so
  * instances sharing a database count together. One pool serves every limiter.
  */
 export class LimiterStore {
@@ -26,15 +26,10 @@ export class LimiterStore {
     return new LimiterStore(kind === 'memory' ? null : new pg.Pool({ connectionString: databaseUrl, max: 4 }));
   }
 
-  async limiter(options: LimiterOptions): Promise<RateLimiterAbstract> {
+  limiter(options: LimiterOptions): RateLimiterAbstract {
     if (this.pool === null) return new RateLimiterMemory(options);
-    const pool = this.pool;
-    return new Promise<RateLimiterPostgres>((resolve, reject) => {
-      const created: RateLimiterPostgres = new RateLimiterPostgres(
-        { ...options, storeClient: pool, storeType: 'pool', tableName: 'rate_limits' },
-        (error?: Error) => (error === undefined ? resolve(created) : reject(error)),
-      );
-    });
+    // The table is the migrations' (db/schema/rate-limits.ts): the library must not make it.
+    return new RateLimiterPostgres({ ...options, storeClient: this.pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true });
   }
 
   async close(): Promise<void> {

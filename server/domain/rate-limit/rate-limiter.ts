@@ -19,9 +19,9 @@ export class RateLimiter {
     private readonly limit: number,
   ) {}
 
-  static async create(settings: RateLimitSettings, store: LimiterStore): Promise<RateLimiter> {
+  static create(settings: RateLimitSettings, store: LimiterStore): RateLimiter {
     const windowSecs = Math.max(1, Math.round(settings.burst / settings.perSecond));
-    const limiter = await store.limiter({ points: settings.burst, duration: windowSecs, keyPrefix: 'api_key' });
+    const limiter = store.limiter({ points: settings.burst, duration: windowSecs, keyPrefix: 'api_key' });
     return new RateLimiter(limiter, settings.burst);
   }
 
