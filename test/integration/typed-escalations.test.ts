@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answerEscalationAsOperator } from '../../server/domain/console/answer-escalation';
 import { DeviceTracker } from '../support/device-tracker';
+import { expireEscalationNow } from '../support/escalation-clock';
 import { SECRET, startShopPages, type ShopPages } from '../support/shop-pages';
 import { apiClient, type ApiCall } from '../support/http';
 import { readStream, waitForTaskEnd } from '../support/task-helpers';
@@ -11,7 +12,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 // Typed escalations and structured results end to end on the offline planner: real server,
 // PostgreSQL, Chromium, an escalation destination and a webhook receiver.
 
-// Long enough for a resolve after a server restart on a loaded machine; the expiry test waits it out.
+// Long enough for a resolve after a server restart on a loaded machine; the expiry test
+// brings its escalations' expiry forward rather than wait it out.
 const TTL_SECS = 20;
 
 let test: TestService;
@@ -171,7 +173,8 @@ describe('typed escalations (offline planner)', () => {
     ]);
     expect(failing.escalation.on_timeout).toBe('fail');
     expect(going.escalation.on_timeout).toBe('continue');
-    const [failed, continued] = await Promise.all([waitForTaskEnd(api, failing.task, 60_000), waitForTaskEnd(api, going.task, 60_000)]);
+    await Promise.all([failing, going].map(({ escalation }) => expireEscalationNow(test.service.services.db, escalation.id)));
+    const [failed, continued] = await Promise.all([waitForTaskEnd(api, failing.task, 30_000), waitForTaskEnd(api, going.task, 30_000)]);
     expect(failed.result).toEqual({ error: 'escalation_expired', detail: 'No human answered the request for help before it expired.' });
     expect(continued).toMatchObject({ status: 'succeeded', result: 'Shop', escalation_on_timeout: 'continue' });
     expect((await steps(going.task)).map((step) => step.action)).toContain('human_no_answer');
