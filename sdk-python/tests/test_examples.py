@@ -43,7 +43,10 @@ def test_escalation_receiver_answers_the_escalation_its_task_raises(service: Ser
     assert 'task succeeded: "Plain"' in output
 
 
-def test_ten_devices_runs_a_task_on_each_of_ten_devices_at_once(service: Service) -> None:
-    output = example("ten_devices.py", service, {"OPERATOR_API_KEY": service.space_key})
-    assert "10/10 succeeded" in output
-    assert len([line for line in output.splitlines() if line.startswith("worker-")]) == 10
+def test_ten_devices_runs_a_task_on_each_of_its_devices_at_once(service: Service) -> None:
+    # Three devices, not its default ten: its gathers and tally are the same for any
+    # count, and the TypeScript example's test (examples/examples.test.ts) runs the full ten
+    # at once on the same service code; ten more Chromium launches here cost the suite 15 s.
+    output = example("ten_devices.py", service, {"OPERATOR_API_KEY": service.space_key, "DEVICES": "3"})
+    assert "3/3 succeeded" in output
+    assert len([line for line in output.splitlines() if line.startswith("worker-")]) == 3
