@@ -35,16 +35,23 @@ export async function emitEvent(tx: Tx, event: DomainEvent): Promise<void> {
     space_id: event.spaceId,
     data: { object: event.resource },
   };
-  await tx.insert(events).values({ id, orgId: event.orgId, spaceId: event.spaceId, type: event.type, envelope, createdAt });
-  const fannedOut = await tx.execute(sql`
-    insert into webhook_deliveries (event_id, endpoint_id, org_id, next_attempt_at)
-    select ${id}, endpoint.id, endpoint.org_id, ${createdAt.toISOString()}::timestamptz
-    from webhook_endpoints endpoint
-    where endpoint.org_id = ${event.orgId}
-      and endpoint.enabled
-      and (cardinality(endpoint.event_types) = 0 or ${event.type} = any(endpoint.event_types))
-      and (endpoint.space_id is null or endpoint.space_id = ${event.spaceId})
-    returning id`);
-  // Delivered by PostgreSQL at commit, so the worker never wakes for an uncommitted event.
-  if (fannedOut.length > 0) await tx.execute(sql`select pg_notify(${OUTBOX_CHANNEL}, '')`);
+  // The event, its deliveries and the worker's wake-up in one statement: each statement of
+  // a transaction is a round trip, and on a host busy with Chromium each waits for a core.
+  // The pg_notify is delivered by PostgreSQL at commit, so the worker never wakes for an
+  // uncommitted event, and only when there is something to deliver.
+  await tx.execute(sql`
+    with event as (
+      insert into ${events} (id, org_id, space_id, type, envelope, created_at)
+      values (${id}, ${event.orgId}, ${event.spaceId}, ${event.type}, ${JSON.stringify(envelope)}::jsonb, ${createdAt.toISOString()}::timestamptz)
+    ), fanned_out as (
+      insert into webhook_deliveries (event_id, endpoint_id, org_id, next_attempt_at)
+      select ${id}, endpoint.id, endpoint.org_id, ${createdAt.toISOString()}::timestamptz
+      from webhook_endpoints endpoint
+      where endpoint.org_id = ${event.orgId}
+        and endpoint.enabled
+        and (cardinality(endpoint.event_types) = 0 or ${event.type} = any(endpoint.event_types))
+        and (endpoint.space_id is null or endpoint.space_id = ${event.spaceId})
+      returning 1
+    )
+    select pg_notify(${OUTBOX_CHANNEL}, '') where exists (select 1 from fanned_out)`);
 }
