@@ -24,12 +24,12 @@ export interface DomainEvent {
  */
 export async function emitEvent(tx: Tx, event: DomainEvent): Promise<void> {
   const id = randomUUID();
-  const createdAt = new Date();
+  const createdAt = new Date().toISOString();
   const envelope = {
     id: toPublicId('event', id),
     object: 'event',
     type: event.type,
-    created_at: createdAt.toISOString(),
+    created_at: createdAt,
     api_version: '0.1.0',
     org_id: event.orgId,
     space_id: event.spaceId,
@@ -42,10 +42,10 @@ export async function emitEvent(tx: Tx, event: DomainEvent): Promise<void> {
   await tx.execute(sql`
     with event as (
       insert into ${events} (id, org_id, space_id, type, envelope, created_at)
-      values (${id}, ${event.orgId}, ${event.spaceId}, ${event.type}, ${JSON.stringify(envelope)}::jsonb, ${createdAt.toISOString()}::timestamptz)
+      values (${id}, ${event.orgId}, ${event.spaceId}, ${event.type}, ${JSON.stringify(envelope)}::jsonb, ${createdAt}::timestamptz)
     ), fanned_out as (
       insert into webhook_deliveries (event_id, endpoint_id, org_id, next_attempt_at)
-      select ${id}, endpoint.id, endpoint.org_id, ${createdAt.toISOString()}::timestamptz
+      select ${id}, endpoint.id, endpoint.org_id, ${createdAt}::timestamptz
       from webhook_endpoints endpoint
       where endpoint.org_id = ${event.orgId}
         and endpoint.enabled
