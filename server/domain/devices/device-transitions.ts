@@ -42,33 +42,37 @@ const STATUS_BY_TRANSITION = {
  * metering period (opened on entering `active`, closed on leaving it), the task slot
  * (cleared when the browser goes away), then the audit entry and the outbox event, all
  * in the caller's transaction.
+ *
+ * The lock makes the row after the change known without reading it back, so the four
+ * writes go to PostgreSQL together (postgres.js pipelines a transaction's statements that
+ * are sent before the first answers) instead of one round trip each: on a host whose
+ * cores Chromium keeps busy, every round trip waits for a core twice. A DELETE's
+ * transaction is then BEGIN, the lock, the writes and COMMIT.
  */
 export async function transitionDevice(tx: Tx, actor: Actor, row: DeviceRow, transition: DeviceTransition, details: Record<string, unknown> = {}): Promise<DeviceRow> {
   const now = new Date();
   const status = STATUS_BY_TRANSITION[transition];
   const browserGone = transition === 'terminated' || transition === 'errored';
-  if (status === 'active') await openActivePeriod(tx, row, now);
-  else await closeActivePeriod(tx, row.id, now);
-  const [updated] = await tx
-    .update(devices)
-    .set({
-      status,
-      statusChangedAt: now,
-      ...(status === 'active' ? { lastActiveAt: now } : {}),
-      ...(browserGone ? { currentTaskId: null } : {}),
-    })
-    .where(eq(devices.id, row.id))
-    .returning();
-  const device = updated!;
+  const changes = {
+    status,
+    statusChangedAt: now,
+    ...(status === 'active' ? { lastActiveAt: now } : {}),
+    ...(browserGone ? { currentTaskId: null } : {}),
+  };
+  const device: DeviceRow = { ...row, ...changes };
   const resource = toDeviceResource(device);
-  await recordAudit(tx, actor, {
-    action: `operator.device.${transition}`,
-    resourceType: 'device',
-    resourceId: resource.id,
-    spaceId: device.spaceId,
-    details: { from: row.status, to: status, ...details },
-  });
-  await emitEvent(tx, { orgId: device.orgId, spaceId: device.spaceId, type: EVENT_BY_TRANSITION[transition], resource });
+  await Promise.all([
+    status === 'active' ? openActivePeriod(tx, row, now) : closeActivePeriod(tx, row.id, now),
+    tx.update(devices).set(changes).where(eq(devices.id, row.id)).execute(),
+    recordAudit(tx, actor, {
+      action: `operator.device.${transition}`,
+      resourceType: 'device',
+      resourceId: resource.id,
+      spaceId: device.spaceId,
+      details: { from: row.status, to: status, ...details },
+    }),
+    emitEvent(tx, { orgId: device.orgId, spaceId: device.spaceId, type: EVENT_BY_TRANSITION[transition], resource }),
+  ]);
   return device;
 }
 
