@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRoundTripCounter } from '../test/support/round-trip-counter';
 import { createTestDatabase, type TestDatabase } from '../test/support/test-database';
 import { connectDatabase, type Database } from './client';
 
@@ -50,5 +51,21 @@ describe('connectDatabase', () => {
       }),
     ).rejects.toThrow();
     expect(await database.db.execute(sql`select count(*)::int as n from prepared_rollback`)).toEqual([{ n: 0 }]);
+  });
+
+  it('sends statements sent together in one round trip, a long one first (no Nagle wait for its acknowledgement)', async () => {
+    const counter = await startRoundTripCounter(testDb.url);
+    const proxied = connectDatabase(counter.url, 1);
+    try {
+      // A write of a kilobyte or more goes out at once; the next follows a moment later.
+      const pair = (tx: Parameters<Parameters<Database['db']['transaction']>[0]>[0]) =>
+        Promise.all([tx.execute(sql`select length(${'x'.repeat(2_000)}) as long_one`), tx.execute(sql`select ${1}::int as short_one`)]);
+      await proxied.db.transaction(pair);
+      // BEGIN, the pair, COMMIT.
+      expect(await counter.count(() => proxied.db.transaction(pair))).toBe(3);
+    } finally {
+      await proxied.close();
+      await counter.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Socket } from 'node:net';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema';
@@ -35,20 +36,48 @@ function reconnectDelaySecs(failedAttempts: number): number {
 
 export function connectDatabase(url: string, poolSize: number): Database {
   const applicationName = `browser-device-operator/${randomBytes(4).toString('hex')}`;
-  const sql = postgres(url, {
+  // `socket` is an option postgres.js has but does not declare in its types.
+  const options: postgres.Options<{}> & { socket: ReturnType<typeof noDelaySockets> } = {
     max: poolSize,
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_SECS,
     backoff: reconnectDelaySecs,
     // Timestamps come back as Date objects; the API formats them (RFC 3339, ms, UTC).
     connection: { application_name: applicationName, TimeZone: 'UTC' },
-  });
+    socket: noDelaySockets(),
+  };
+  const sql = postgres(url, options);
   const db = drizzle(preparingStatements(sql), { schema });
   return {
     db,
     sql,
     applicationName,
     close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+/**
+ * postgres.js's sockets, with Nagle's algorithm off. It pipelines the statements a
+ * transaction sends before the first answers (device-transitions.ts, submit-task.ts), but
+ * writes them as they come: a first write of a kilobyte or more at once, the rest on the
+ * next turn of the event loop. With Nagle's algorithm on (a net.Socket's default, and
+ * postgres.js leaves it) the second write waited for the acknowledgement of the first,
+ * which came with its answer: a round trip, measured with round-trip-counter.ts.
+ *
+ * postgres.js takes a custom socket as connected: this one is connecting, and writes to it
+ * wait in Node until it is. Its errors reach postgres.js as its own socket's do, and the
+ * connect timeout runs until the server is ready, as it does for its own. Several hosts
+ * are tried in turn, as postgres.js does.
+ */
+function noDelaySockets(): (options: { host: string[]; port: number[]; path: string | false }) => Socket {
+  let hostIndex = 0;
+  return ({ host, port, path }) => {
+    const socket = new Socket();
+    socket.setNoDelay(true);
+    if (path) return socket.connect(path);
+    const index = hostIndex % port.length;
+    hostIndex += 1;
+    return socket.connect(port[index]!, host[index]!);
   };
 }
 
