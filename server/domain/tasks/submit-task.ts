@@ -99,15 +99,19 @@ async function claimAndInsert(tx: Tx, deps: SubmitTaskDeps, call: SubmitTaskCall
     })
     .returning();
   const task = toTaskResource(row!);
-  await recordAudit(tx, actorOf(call.principal, call.requestId), {
-    action: 'operator.task.created',
-    resourceType: 'task',
-    resourceId: task.id,
-    spaceId: row!.spaceId,
-    details: { device_id: task.device_id, max_steps: row!.maxSteps, allowed_domains: row!.allowedDomains, output_schema: row!.outputSchema !== null, confirm_before: row!.confirmBefore, cache_key: row!.cacheKey },
-  });
-  await emitEvent(tx, { orgId: row!.orgId, spaceId: row!.spaceId, type: 'operator.task.created.v1', resource: task });
-  await notifyTaskChange(tx, taskId, 'state');
+  // Sent together: postgres.js pipelines them, one round trip instead of three before the
+  // commit that the device's worker waits for (created_at is the transaction's start).
+  await Promise.all([
+    recordAudit(tx, actorOf(call.principal, call.requestId), {
+      action: 'operator.task.created',
+      resourceType: 'task',
+      resourceId: task.id,
+      spaceId: row!.spaceId,
+      details: { device_id: task.device_id, max_steps: row!.maxSteps, allowed_domains: row!.allowedDomains, output_schema: row!.outputSchema !== null, confirm_before: row!.confirmBefore, cache_key: row!.cacheKey },
+    }),
+    emitEvent(tx, { orgId: row!.orgId, spaceId: row!.spaceId, type: 'operator.task.created.v1', resource: task }),
+    notifyTaskChange(tx, taskId, 'state'),
+  ]);
   return task;
 }
 

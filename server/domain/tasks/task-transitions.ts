@@ -113,13 +113,16 @@ export async function resumeParkedTask(tx: Tx, taskId: string, actor: Actor, set
 async function recordChange(tx: Tx, actor: Actor, before: TaskRow, after: TaskRow, details: Record<string, unknown>): Promise<void> {
   const resource = toTaskResource(after);
   const move = after.status === 'running' ? 'resumed' : after.status;
-  await recordAudit(tx, actor, {
-    action: `operator.task.${move}`,
-    resourceType: 'task',
-    resourceId: resource.id,
-    spaceId: after.spaceId,
-    details: { from: before.status, to: after.status, ...details },
-  });
-  await emitEvent(tx, { orgId: after.orgId, spaceId: after.spaceId, type: EVENT_BY_STATUS[after.status], resource });
-  await notifyTaskChange(tx, after.id, 'state');
+  // Sent together: postgres.js pipelines them, one round trip instead of three.
+  await Promise.all([
+    recordAudit(tx, actor, {
+      action: `operator.task.${move}`,
+      resourceType: 'task',
+      resourceId: resource.id,
+      spaceId: after.spaceId,
+      details: { from: before.status, to: after.status, ...details },
+    }),
+    emitEvent(tx, { orgId: after.orgId, spaceId: after.spaceId, type: EVENT_BY_STATUS[after.status], resource }),
+    notifyTaskChange(tx, after.id, 'state'),
+  ]);
 }

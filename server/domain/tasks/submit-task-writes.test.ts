@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { connectDatabase, type Database } from '../../../db/client';
+import { applyMigrations } from '../../../db/migrate';
+import { auditEvents, devices, events, tasks } from '../../../db/schema';
+import { startRoundTripCounter, type RoundTripCounter } from '../../../test/support/round-trip-counter';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database';
+import { createOrganization, createSpace } from '../orgs/operator-admin';
+import { submitTask } from './submit-task';
+
+// A submit's transaction holds the device's slot until it commits, and the device's worker
+// starts the task only then: its writes after the insert go together, in one round trip.
+describe('submitTask on a real database', () => {
+  let testDatabase: TestDatabase;
+  let counter: RoundTripCounter;
+  let database: Database;
+
+  beforeAll(async () => {
+    testDatabase = await createTestDatabase();
+    const migrating = connectDatabase(testDatabase.url, 2);
+    await applyMigrations(migrating);
+    await migrating.close();
+    counter = await startRoundTripCounter(testDatabase.url);
+    // One connection, so every statement goes through the proxy in order.
+    database = connectDatabase(counter.url, 1);
+  });
+
+  afterAll(async () => {
+    await database.close();
+    await counter.close();
+    await testDatabase.drop();
+  });
+
+  it('is BEGIN, the slot, the task, then its audit entry, event and notification together, and COMMIT', async () => {
+    const { org_id: orgId } = await createOrganization(database.db, { name: 'submits', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
+    const spaceId = (await createSpace(database.db, orgId, 'default')).space_id;
+    const principal = { keyId: 'key_test', orgId, scopes: new Set(['operator:tasks:write'] as const), spaceIds: [], entitled: true };
+    const deps = { db: database.db, config: { agent: { taskTimeoutMs: 60_000, leaseMs: 30_000 } } };
+    const submit = async () => {
+      const [device] = await database.db.insert(devices).values({ orgId, spaceId, name: 'd', region: 'local', status: 'active', idleSuspendSecs: 300 }).returning();
+      let taskId = '';
+      const trips = await counter.count(async () => {
+        taskId = (await submitTask(deps, { principal, requestId: 'req_test', device: device!, body: { prompt: 'go to https://example.com' }, idempotencyKey: undefined })).id;
+      });
+      return { trips, taskId: taskId.replace(/^task_/, ''), deviceId: device!.id };
+    };
+    // The first submit prepares each statement on the connection (a describe before each).
+    await submit();
+    const { trips, taskId, deviceId } = await submit();
+    expect(trips).toBe(5);
+
+    const [task] = await database.db.select().from(tasks).where(eq(tasks.id, taskId));
+    expect(task).toMatchObject({ status: 'running', deviceId });
+    const [device] = await database.db.select().from(devices).where(eq(devices.id, deviceId));
+    expect(device!.currentTaskId).toBe(taskId);
+    expect(await database.db.select().from(auditEvents).where(eq(auditEvents.resourceId, `task_${taskId}`))).toHaveLength(1);
+    const created = await database.db.select().from(events).where(eq(events.type, 'operator.task.created.v1'));
+    expect(created.map((event) => (event.envelope as { data: { object: { id: string } } }).data.object.id)).toContain(`task_${taskId}`);
+  });
+});
