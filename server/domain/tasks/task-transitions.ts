@@ -47,13 +47,18 @@ export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor):
     .set({ status: end.status, result, finishedAt: dbNow(), updatedAt: dbNow(), leaseOwner: null, leaseExpiresAt: null })
     .where(eq(tasks.id, row.id))
     .returning();
-  await tx
-    .update(devices)
-    .set({ currentTaskId: null, lastActiveAt: dbNow() })
-    .where(and(eq(devices.id, row.deviceId), eq(devices.currentTaskId, row.id)));
-  await cancelPendingEscalations(tx, row.id, actor);
-  await clearHoldsOnTask(tx, row.id);
-  await dropSealedCredentials(tx, row.id);
+  // The releases touch different rows and go together (postgres.js pipelines them); the
+  // task's own audit entry and event follow those of the escalations it cancels.
+  await Promise.all([
+    tx
+      .update(devices)
+      .set({ currentTaskId: null, lastActiveAt: dbNow() })
+      .where(and(eq(devices.id, row.deviceId), eq(devices.currentTaskId, row.id)))
+      .execute(),
+    cancelPendingEscalations(tx, row.id, actor),
+    clearHoldsOnTask(tx, row.id),
+    dropSealedCredentials(tx, row.id),
+  ]);
   await recordChange(tx, actor, row, updated!, end.status === 'failed' ? { error: end.error } : {});
   return updated!;
 }
