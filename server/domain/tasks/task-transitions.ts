@@ -47,8 +47,9 @@ export async function endTask(tx: Tx, row: TaskRow, end: TaskEnd, actor: Actor):
     .set({ status: end.status, result, finishedAt: dbNow(), updatedAt: dbNow(), leaseOwner: null, leaseExpiresAt: null })
     .where(eq(tasks.id, row.id))
     .returning();
-  // The releases touch different rows and go together (postgres.js pipelines them); the
-  // task's own audit entry and event follow those of the escalations it cancels.
+  // The releases need no answer of one another and go together (postgres.js pipelines
+  // them; the two of the escalations run in the order sent); the task's own audit entry
+  // and event follow those of the escalations it cancels.
   await Promise.all([
     tx
       .update(devices)
