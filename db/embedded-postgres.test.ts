@@ -19,7 +19,12 @@ let serviceDir: string | undefined;
 const removeAfterwards: string[] = [];
 
 afterAll(async () => {
-  for (const created of [dir, serviceDir, ...removeAfterwards]) if (created !== undefined) await rm(created, { recursive: true, force: true });
+  for (const created of [dir, serviceDir, ...removeAfterwards]) {
+    if (created === undefined) continue;
+    // A failed test may leave its server running.
+    for (const server of postgresProcessesUnder(created)) process.kill(Number(server.split(' ')[0]), 'SIGINT');
+    await rm(created, { recursive: true, force: true });
+  }
 });
 
 /** A folder PostgreSQL (as root: the `postgres` user) can reach, removed after the file's tests. */
@@ -41,6 +46,22 @@ async function signIn(port: number, password: string): Promise<string> {
   } finally {
     await client.end({ timeout: 1 });
   }
+}
+
+/** test/support/embedded-postgres-user.ts on the cluster `dir`, once it uses the server. */
+async function startUserProcess(dir: string, port: number) {
+  const { DATABASE_URL: _configured, ...env } = process.env;
+  const user = spawn(process.execPath, ['--import', 'tsx', 'test/support/embedded-postgres-user.ts', dir, String(port)], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => user.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    user.stdout.once('data', () => resolve());
+    void exited.then((code) => reject(new Error(`the process exited (${code}) before it used the server`)));
+  });
+  return { process: user, exited };
 }
 
 /** PostgreSQL processes serving a data directory under `root`. */
@@ -128,6 +149,58 @@ describe('embedded PostgreSQL', () => {
     } finally {
       await running.stop();
     }
+    expect(postgresProcessesUnder(ours)).toEqual([]);
+  });
+
+  it('is stopped by the last process to leave it, whichever started it, even after losing its connection', async () => {
+    const root = await reachableTempDir('operator-users-');
+    const settings = { dir: path.join(root, 'postgres'), port: await freePort(), onLog: () => {} };
+    const starter = await startEmbeddedPostgres(settings);
+    const joiner = await startEmbeddedPostgres(settings);
+    const password = new URL(starter.url).password;
+    // A user's hold on the server survives the end of its connection (as after a restart of the server).
+    const admin = postgres(starter.url, { max: 1, onnotice: () => {} });
+    try {
+      const holders = () => admin<{ pid: number }[]>`select pid from pg_locks where locktype = 'advisory' and mode = 'ShareLock'`;
+      const before = await holders();
+      expect(before).toHaveLength(2);
+      await admin`select pg_terminate_backend(${before[0]!.pid})`;
+      await expect.poll(async () => (await holders()).length, { timeout: 10_000 }).toBe(2);
+    } finally {
+      await admin.end({ timeout: 1 });
+    }
+
+    await starter.stop();
+    expect(await signIn(settings.port, password)).toBe('ok');
+    await joiner.stop();
+    expect(postgresProcessesUnder(root)).toEqual([]);
+  });
+
+  it('lets the process that started it end while another still uses it', async () => {
+    const root = await reachableTempDir('operator-starter-ends-');
+    const [dir, port] = [path.join(root, 'postgres'), await freePort()];
+    const starter = await startUserProcess(dir, port);
+    const joiner = await startEmbeddedPostgres({ dir, port, onLog: () => {} });
+    starter.process.stdin!.end();
+    // Its server must not hold it open: it ends by itself, and the server runs on.
+    expect(await starter.exited).toBe(0);
+    expect(await signIn(port, new URL(joiner.url).password)).toBe('ok');
+    await joiner.stop();
+    expect(postgresProcessesUnder(root)).toEqual([]);
+  });
+
+  it('is stopped by the next process to use and leave it when the process that started it was killed', async () => {
+    const root = await reachableTempDir('operator-killed-');
+    const [dir, port] = [path.join(root, 'postgres'), await freePort()];
+    const starter = await startUserProcess(dir, port);
+    starter.process.kill('SIGKILL');
+    await starter.exited;
+    expect(postgresProcessesUnder(root)).not.toEqual([]);
+
+    const next = await startEmbeddedPostgres({ dir, port, onLog: () => {} });
+    expect(await signIn(port, new URL(next.url).password)).toBe('ok');
+    await next.stop();
+    expect(postgresProcessesUnder(root)).toEqual([]);
   });
 
   it.skipIf(process.getuid?.() !== 0)('starts as root from a checkout inside a 0700 folder, running binaries and data from where `postgres` reaches them', async () => {

