@@ -50,6 +50,12 @@ interface Row {
   cpuMsPerCycle?: number;
   /** Service setups, c1: the median of each step, to show where a cycle's time goes. */
   stepsP50Ms?: Record<string, number>;
+  /**
+   * c10 rows: cycles that failed (a create answered 503 capacity_exhausted when ten
+   * browsers starting at once outlast a browserless connect's timeout on a slow host),
+   * reported with the first one's error rather than ending the whole run.
+   */
+  failed?: { cycles: number; first: string };
 }
 
 /** One cycle's total, and the time of each of its steps. */
@@ -195,9 +201,11 @@ async function measure(setup: string, cycle: Cycle, options: { pacedMs?: number 
   const totals = c1.map((run) => run.totalMs);
   const c1Row: Row = { ...row(options.pacedMs === undefined ? setup : `${setup}, paced (${options.pacedMs} ms between cycles)`, 1, totals), meanMs: Math.round(totals.reduce((sum, ms) => sum + ms, 0) / totals.length), cpuMsPerCycle: Math.round(cpuMs / CYCLES_C1), stepsP50Ms };
   if (options.pacedMs !== undefined) return [c1Row];
-  const c10: Array<Awaited<ReturnType<Cycle>>> = [];
-  for (let batch = 0; batch < BATCHES_C10; batch += 1) c10.push(...(await Promise.all(Array.from({ length: 10 }, () => cycle()))));
-  return [c1Row, row(setup, 10, c10.map((run) => run.totalMs))];
+  const c10: Array<PromiseSettledResult<Awaited<ReturnType<Cycle>>>> = [];
+  for (let batch = 0; batch < BATCHES_C10; batch += 1) c10.push(...(await Promise.allSettled(Array.from({ length: 10 }, () => cycle()))));
+  const c10Row = row(setup, 10, c10.flatMap((run) => (run.status === 'fulfilled' ? [run.value.totalMs] : [])));
+  const failures = c10.flatMap((run) => (run.status === 'rejected' ? [String(run.reason instanceof Error ? run.reason.message : run.reason)] : []));
+  return [c1Row, failures.length === 0 ? c10Row : { ...c10Row, failed: { cycles: failures.length, first: failures[0]! } }];
 }
 
 function row(setup: string, concurrency: number, samples: number[]): Row {
@@ -255,10 +263,10 @@ async function main(): Promise<void> {
   }
   const load = { before: loadBefore, after: await machineLoad() };
   console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, load, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows }, null, 2));
-  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Mean (ms) | CPU per cycle (ms) | Steps at c1, p50 (ms) |\n|---|---|---|---|---|---|---|---|');
-  for (const { setup, concurrency, samples, p50Ms, p95Ms, meanMs, cpuMsPerCycle, stepsP50Ms } of rows) {
+  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Mean (ms) | CPU per cycle (ms) | Steps at c1, p50 (ms) | Failed |\n|---|---|---|---|---|---|---|---|---|');
+  for (const { setup, concurrency, samples, p50Ms, p95Ms, meanMs, cpuMsPerCycle, stepsP50Ms, failed } of rows) {
     const steps = stepsP50Ms === undefined ? '' : Object.entries(stepsP50Ms).map(([name, ms]) => `${name} ${ms}`).join(', ');
-    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${meanMs ?? ''} | ${cpuMsPerCycle ?? ''} | ${steps} |`);
+    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${meanMs ?? ''} | ${cpuMsPerCycle ?? ''} | ${steps} | ${failed === undefined ? '' : `${failed.cycles}: ${failed.first}`} |`);
   }
 }
 
