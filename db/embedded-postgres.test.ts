@@ -48,8 +48,14 @@ async function signIn(port: number, password: string): Promise<string> {
   }
 }
 
-/** test/support/embedded-postgres-user.ts on the cluster `dir`, once it uses the server. */
-async function startUserProcess(dir: string, port: number) {
+/** A cluster of its own in a reachable folder (`root`), on a free port: startEmbeddedPostgres's settings. */
+async function clusterOfItsOwn(prefix: string) {
+  const root = await reachableTempDir(prefix);
+  return { root, settings: { dir: path.join(root, 'postgres'), port: await freePort(), onLog: () => {} } };
+}
+
+/** test/support/embedded-postgres-user.ts on the cluster, once it uses the server. */
+async function startUserProcess({ dir, port }: { dir: string; port: number }) {
   const { DATABASE_URL: _configured, ...env } = process.env;
   const user = spawn(process.execPath, ['--import', 'tsx', 'test/support/embedded-postgres-user.ts', dir, String(port)], {
     cwd: PROJECT_ROOT,
@@ -153,8 +159,7 @@ describe('embedded PostgreSQL', () => {
   });
 
   it('is stopped by the last process to leave it, whichever started it, even after losing its connection', async () => {
-    const root = await reachableTempDir('operator-users-');
-    const settings = { dir: path.join(root, 'postgres'), port: await freePort(), onLog: () => {} };
+    const { root, settings } = await clusterOfItsOwn('operator-users-');
     const starter = await startEmbeddedPostgres(settings);
     const joiner = await startEmbeddedPostgres(settings);
     const password = new URL(starter.url).password;
@@ -177,28 +182,26 @@ describe('embedded PostgreSQL', () => {
   });
 
   it('lets the process that started it end while another still uses it', async () => {
-    const root = await reachableTempDir('operator-starter-ends-');
-    const [dir, port] = [path.join(root, 'postgres'), await freePort()];
-    const starter = await startUserProcess(dir, port);
-    const joiner = await startEmbeddedPostgres({ dir, port, onLog: () => {} });
+    const { root, settings } = await clusterOfItsOwn('operator-starter-ends-');
+    const starter = await startUserProcess(settings);
+    const joiner = await startEmbeddedPostgres(settings);
     starter.process.stdin!.end();
     // Its server must not hold it open: it ends by itself, and the server runs on.
     expect(await starter.exited).toBe(0);
-    expect(await signIn(port, new URL(joiner.url).password)).toBe('ok');
+    expect(await signIn(settings.port, new URL(joiner.url).password)).toBe('ok');
     await joiner.stop();
     expect(postgresProcessesUnder(root)).toEqual([]);
   });
 
   it('is stopped by the next process to use and leave it when the process that started it was killed', async () => {
-    const root = await reachableTempDir('operator-killed-');
-    const [dir, port] = [path.join(root, 'postgres'), await freePort()];
-    const starter = await startUserProcess(dir, port);
+    const { root, settings } = await clusterOfItsOwn('operator-killed-');
+    const starter = await startUserProcess(settings);
     starter.process.kill('SIGKILL');
     await starter.exited;
     expect(postgresProcessesUnder(root)).not.toEqual([]);
 
-    const next = await startEmbeddedPostgres({ dir, port, onLog: () => {} });
-    expect(await signIn(port, new URL(next.url).password)).toBe('ok');
+    const next = await startEmbeddedPostgres(settings);
+    expect(await signIn(settings.port, new URL(next.url).password)).toBe('ok');
     await next.stop();
     expect(postgresProcessesUnder(root)).toEqual([]);
   });
