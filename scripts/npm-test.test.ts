@@ -12,17 +12,21 @@ const run = promisify(execFile);
 // `npm test` (scripts/test.mjs) in a folder of its own where vitest, Playwright and the
 // console build are stubs that log when they start and end, and with what niceness: the
 // build must run beside vitest at the lowest priority, its output after vitest's, and
-// Playwright only once both succeeded.
-const LOGGING_STUB = (name: string) => `#!/bin/sh
+// Playwright only once both succeeded. A stub with a `partner` ends only once the partner
+// has started too, 30 s at most: a build started at niceness 19 on a loaded host can take
+// longer to start than a fixed pause of vitest's, and run one after the other, the two
+// still end in the wrong order (after that wait).
+const LOGGING_STUB = (name: string, partner?: string) => `#!/bin/sh
 echo "${name} start $(cut -d' ' -f19 /proc/$$/stat)" >> "$LOG"
 sleep 0.5
+${partner === undefined ? '' : `for i in $(seq 300); do grep -q '^${partner} start' "$LOG" && break; sleep 0.1; done`}
 echo "${name} output"
 echo "${name} end" >> "$LOG"
 exit "\${${name.toUpperCase()}_EXIT:-0}"
 `;
 const BUILD_STUB = `import { execFileSync } from 'node:child_process';
 export function ensureConsoleBuild() {
-  execFileSync('sh', ['-c', ${JSON.stringify(LOGGING_STUB('build'))}], { stdio: 'inherit' });
+  execFileSync('sh', ['-c', ${JSON.stringify(LOGGING_STUB('build', 'vitest'))}], { stdio: 'inherit' });
 }
 `;
 
@@ -38,9 +42,9 @@ async function npmTest(env: Record<string, string> = {}): Promise<{ code: number
   await mkdir(path.join(folder, 'node_modules', '.bin'), { recursive: true });
   await copyFile(path.join(root, 'scripts', 'test.mjs'), path.join(folder, 'scripts', 'test.mjs'));
   await writeFile(path.join(folder, 'scripts', 'ensure-console-build.mjs'), BUILD_STUB);
-  for (const name of ['vitest', 'playwright']) {
+  for (const [name, partner] of [['vitest', 'build'], ['playwright', undefined]] as const) {
     const stub = path.join(folder, 'node_modules', '.bin', name);
-    await writeFile(stub, LOGGING_STUB(name));
+    await writeFile(stub, LOGGING_STUB(name, partner));
     await chmod(stub, 0o755);
   }
   const log = path.join(folder, 'log');
