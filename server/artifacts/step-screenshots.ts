@@ -1,6 +1,7 @@
 import type { Logger } from '../core/log';
 import { settledWithin } from '../core/settled-within';
 import type { RetryingWrites } from '../storage';
+import type { PageEffect } from '../browser';
 import type { ActiveRecording } from './recorder';
 
 export interface StepScreenshotsDeps {
@@ -12,13 +13,6 @@ export interface StepScreenshotsDeps {
   /** The step's screenshot could not be kept: its step must stop pointing at it. */
   forget: (key: string) => Promise<void>;
 }
-
-/**
- * What an action does to the page's pictures: a wait only watches; a change may repaint
- * (a click on an inert spot does not); typing repaints with its last key, on a loaded host
- * after its end (FrameTimeline.shown).
- */
-export type PageEffect = 'watches' | 'changes' | 'types';
 
 // A capture is given up past this: a hung page must not keep a run's end waiting.
 const CAPTURE_TIMEOUT_MS = 5_000;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalBrowserProvider } from './local-provider.js';
 import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from '../../test/support/browser-fixtures.js';
-import { ActionError, type BrowserHandle, type PageDriver } from './types.js';
+import { ActionError, type BrowserHandle, type PageDriver, type PageEffect } from './types.js';
 
 // One Chromium serves every driver test; each test starts from a fresh navigation.
 let server: PageServer;
@@ -213,6 +213,57 @@ describe('type', () => {
     await driver.type('1234', 'Access code');
     await driver.click('Go');
     expect((await driver.observe({ elements: false })).title).toBe('1234');
+  });
+});
+
+describe('painting and gates', () => {
+  it('ends an action once the page took it, painted() once the page painted it, and starts the next action after that', async () => {
+    await driver.navigate(server.url('/paint-later'));
+    await driver.type('a', 'Slow field');
+    const typedAt = Date.now();
+    const paintedAt = driver.painted().then(() => Date.now());
+    await driver.press('Tab');
+    const { busyEnd, tabAt } = JSON.parse(await driver.textOf('#log'));
+    // Typing's frame took 300 ms to paint: the typing ended before, painted() after.
+    expect(typedAt).toBeLessThan(busyEnd);
+    expect(await paintedAt).toBeGreaterThanOrEqual(busyEnd);
+    // The Tab was sent once that frame was painted (a few ms of the two clocks' reading apart).
+    expect(tabAt).toBeGreaterThanOrEqual(busyEnd - 5);
+  });
+
+  it('acts only once its gate passes, telling the gate what the action does', async () => {
+    await driver.navigate(server.url('/form'));
+    const told: PageEffect[] = [];
+    const seenWhileHeld: string[] = [];
+    const gate = async (effect: PageEffect) => {
+      told.push(effect);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      seenWhileHeld.push(await driver.textOf('#out'));
+    };
+    await driver.click('Say hello', gate);
+    expect(seenWhileHeld).toEqual(['nothing yet']);
+    expect(await driver.textOf('#out')).toBe('Hello clicked');
+    await driver.type('ada', 'Full name', {}, gate);
+    await driver.press('Tab', gate);
+    await driver.scroll('down', gate);
+    await driver.waitForText('Hello clicked', 1_000, gate);
+    await driver.navigate(server.url('/next'), gate);
+    expect(told).toEqual(['changes', 'types', 'changes', 'changes', 'watches', 'changes']);
+  });
+
+  it('does nothing when its gate refuses, and fails a missing target only once the gate passed', async () => {
+    await driver.navigate(server.url('/form'));
+    const refused = new ActionError('browser_gone', 'the run stopped');
+    expect(await driver.click('Say hello', async () => Promise.reject(refused)).catch((error: unknown) => error)).toBe(refused);
+    expect(await driver.textOf('#out')).toBe('nothing yet');
+    // A target is looked for 2 s; the gate holds 2.5 s.
+    let passed = false;
+    const failed = driver.click('No such button', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      passed = true;
+    });
+    await expectActionError(failed, 'target_not_found');
+    expect(passed).toBe(true);
   });
 });
 

@@ -40,6 +40,7 @@ import {
   type ActionTarget,
   type DownloadedFile,
   type DownloadLimits,
+  type EffectGate,
   type EgressGate,
   type LiveView,
   type LocatedTarget,
@@ -66,6 +67,8 @@ const TARGET_POLL_MS = 100;
 const CLOSE_CRASHED_MS = 5_000;
 /** Longest untilPainted() waits for the page's next frame to be painted. */
 const PAINT_SETTLE_MS = 500;
+/** The gate of an action nobody holds. */
+const NO_GATE: EffectGate = async () => undefined;
 /**
  * Resolves in the task after the next animation frame: the frame's rendering (style,
  * layout, paint, the commit to the compositor) runs between its animation-frame callbacks
@@ -127,6 +130,8 @@ export class PuppeteerPageDriver implements PageDriver {
    * animation frames and paints nothing, so neither its effects nor its recording show.
    */
   private mayBeBehindAnotherTab = true;
+  /** The paint of the last action that changed the page (untilPainted); the next action starts after it. */
+  private painting: Promise<void> = Promise.resolve();
   /**
    * Rejects once the page's renderer crashed. A crashed page answers no command (each would
    * wait out the protocol timeout), so every action races it, and the browser handle
@@ -268,8 +273,13 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async navigate(url: string): Promise<void> {
+  painted(): Promise<void> {
+    return this.painting;
+  }
+
+  async navigate(url: string, gate: EffectGate = NO_GATE): Promise<void> {
     await this.changePage('navigation_failed', `navigating to ${url}`, async () => {
+      await gate('changes');
       if (!URL.canParse(url)) {
         throw new ActionError('navigation_failed', `"${url}" is not a valid URL`);
       }
@@ -294,9 +304,9 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async click(target: ActionTarget): Promise<void> {
+  async click(target: ActionTarget, gate: EffectGate = NO_GATE): Promise<void> {
     await this.changePage('target_not_found', `clicking ${describeTarget(target)}`, async () => {
-      const element = await this.resolve(target, 'click');
+      const element = await this.resolveBehind(gate('changes'), target, 'click');
       try {
         await this.settleNavigation(() => clickElement(element));
       } finally {
@@ -305,12 +315,12 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile> {
+  async download(target: ActionTarget, limits: DownloadLimits, gate: EffectGate = NO_GATE): Promise<DownloadedFile> {
     return this.runInFront('download_failed', `downloading by clicking ${describeTarget(target)}`, () =>
       // A click that downloads starts a navigation that never loads a page: the click is
       // not followed by the navigation wait click() does, the download is awaited instead.
       downloadByClick(this.page, this.downloadsDir, limits, async () => {
-        const element = await this.resolve(target, 'click');
+        const element = await this.resolveBehind(gate('changes'), target, 'click');
         try {
           await clickElement(element);
         } finally {
@@ -320,9 +330,9 @@ export class PuppeteerPageDriver implements PageDriver {
     );
   }
 
-  async type(text: string, into: ActionTarget, options: { secret?: boolean } = {}): Promise<void> {
+  async type(text: string, into: ActionTarget, options: { secret?: boolean } = {}, gate: EffectGate = NO_GATE): Promise<void> {
     await this.changePage('target_not_found', `typing into ${describeTarget(into)}`, async () => {
-      const field = await this.resolve(into, 'field');
+      const field = await this.resolveBehind(gate('types'), into, 'field');
       try {
         if ((await field.evaluate(PREPARE_FIELD_FUNCTION, options.secret === true)) === 'select') {
           if (!(await field.evaluate(SELECT_OPTION_FUNCTION, text))) {
@@ -337,8 +347,9 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async press(key: string): Promise<void> {
+  async press(key: string, gate: EffectGate = NO_GATE): Promise<void> {
     await this.changePage('target_not_found', `pressing ${key}`, async () => {
+      await gate('changes');
       const keys = splitKeyCombination(key);
       const main = keys.pop();
       if (main === undefined) throw new ActionError('target_not_found', 'no key given');
@@ -353,8 +364,9 @@ export class PuppeteerPageDriver implements PageDriver {
     });
   }
 
-  async scroll(direction: 'up' | 'down'): Promise<void> {
+  async scroll(direction: 'up' | 'down', gate: EffectGate = NO_GATE): Promise<void> {
     await this.changePage('target_not_found', `scrolling ${direction}`, async () => {
+      await gate('changes');
       const sign: 1 | -1 = direction === 'down' ? 1 : -1;
       await this.page.evaluate(SCROLL_SCRIPT, { direction: sign });
     });
@@ -364,8 +376,9 @@ export class PuppeteerPageDriver implements PageDriver {
    * Polls every frame rather than using page.waitForFunction, which watches the main
    * frame only; frames that appear while waiting are included from the next poll on.
    */
-  async waitForText(text: string, timeoutMs: number): Promise<void> {
+  async waitForText(text: string, timeoutMs: number, gate: EffectGate = NO_GATE): Promise<void> {
     await this.runInFront('timeout', `waiting for "${text}"`, async () => {
+      await gate('watches');
       const deadline = Date.now() + timeoutMs;
       let timer: NodeJS.Timeout | undefined;
       // A page stuck in a dialog never answers, so no poll may outlast the deadline.
@@ -544,13 +557,29 @@ export class PuppeteerPageDriver implements PageDriver {
    * input was handled before the next animation frame, whose rendering commits it: a
    * second frame would cost a frame interval, about 17 ms, per action), PAINT_SETTLE_MS
    * at most (a hidden page runs no animation frames).
-   * Every action that changes the page ends with it: an event is answered, and a document
-   * loaded, before it is painted, and a step's picture is the last frame produced by the
-   * step's end (a typing step's picture missed its last keys without it).
+   * Every action that changes the page is followed by it (painted()): an event is answered,
+   * and a document loaded, before it is painted, and a step's picture is the last frame
+   * produced by the step's end (a typing step's picture missed its last keys without it).
    */
   private async untilPainted(): Promise<void> {
     const painted = this.page.evaluate(PAINTED_EXPRESSION).catch(() => undefined);
     await Promise.race([painted, delay(PAINT_SETTLE_MS)]);
+  }
+
+  /**
+   * resolve(), while the action's gate (started) is passed; either way the gate is passed
+   * before the action ends, and a target found for an action the gate refused is let go.
+   */
+  private async resolveBehind(gate: Promise<void>, target: ActionTarget, purpose: 'click' | 'field'): Promise<ElementHandle<Element>> {
+    const found = this.resolve(target, purpose);
+    found.catch(() => undefined); // its failure is thrown below, once the gate is passed
+    try {
+      await gate;
+    } catch (error) {
+      found.then(releaseHandle, () => undefined);
+      throw error;
+    }
+    return found;
   }
 
   private async resolve(target: ActionTarget, purpose: 'click' | 'field'): Promise<ElementHandle<Element>> {
@@ -594,17 +623,27 @@ export class PuppeteerPageDriver implements PageDriver {
     return this.isBrowserAlive() && !this.page.isClosed();
   }
 
-  /** runInFront() for an action that changes the page: it ends once the page has painted what it did (untilPainted). */
+  /**
+   * runInFront() for an action that changes the page: it ends once the page took it, and
+   * painted() once the page has painted it (untilPainted), which the next action waits
+   * for. In between, whoever drove the page reads and records what it did: a task's step
+   * is written while its effect paints.
+   */
   private changePage(fallback: ActionErrorCode, what: string, action: () => Promise<void>): Promise<void> {
     return this.runInFront(fallback, what, async () => {
       await action();
-      await this.untilPainted();
+      this.painting = this.untilPainted();
     });
   }
 
-  /** run() for an action that changes or watches the page: on the page in front, where it paints and is recorded. */
+  /**
+   * run() for an action that changes or watches the page: on the page in front, where it
+   * paints and is recorded, once the previous change has painted (its effect is not the
+   * next action's).
+   */
   private runInFront<T>(fallback: ActionErrorCode, what: string, action: () => Promise<T>): Promise<T> {
     return this.run(fallback, what, async () => {
+      await this.painting;
       if (this.mayBeBehindAnotherTab) {
         this.mayBeBehindAnotherTab = false;
         await this.page.bringToFront();

@@ -74,20 +74,42 @@ export class ActionError extends Error {
 }
 
 /** Drives the single page of one device. Every method throws ActionError on failure. */
+/**
+ * What an action does to the page's pictures: a wait only watches; a change may repaint
+ * (a click on an inert spot does not); typing repaints with its last key, on a loaded host
+ * after its end (FrameTimeline.shown).
+ */
+export type PageEffect = 'watches' | 'changes' | 'types';
+
+/**
+ * Awaited by an action just before it starts to change or watch the page, told what it
+ * does; an action that needs a target finds it meanwhile (finding changes nothing).
+ * Throwing refuses the action.
+ */
+export type EffectGate = (effect: PageEffect) => Promise<void>;
+
+/**
+ * A task's page. An action that changes it (navigate, click, type, press, scroll) ends
+ * once the page took it; painted() then says when the page has painted it, and the next
+ * action that changes or watches the page starts only after that. Each action awaits its
+ * `gate`, if given, before its effect starts.
+ */
 export interface PageDriver {
   /** The page as a planner sees it; `elements: false` reads only its URL and title (no walk of the page). */
   observe(options?: { screenshot?: boolean; elements?: boolean }): Promise<PageObservation>;
-  navigate(url: string): Promise<void>;
-  click(target: ActionTarget): Promise<void>;
+  /** Resolves once the page has painted what the last action that changed it did (at once when that is done). */
+  painted(): Promise<void>;
+  navigate(url: string, gate?: EffectGate): Promise<void>;
+  click(target: ActionTarget, gate?: EffectGate): Promise<void>;
   /**
    * Types into a field. `secret`: the text is a credential; a field that does not mask
    * itself (anything but a password input) is masked with CSS first, so the live view and
    * recordings show discs, not the value.
    */
-  type(text: string, into: ActionTarget, options?: { secret?: boolean }): Promise<void>;
-  press(key: string): Promise<void>;
-  scroll(direction: 'up' | 'down'): Promise<void>;
-  waitForText(text: string, timeoutMs: number): Promise<void>;
+  type(text: string, into: ActionTarget, options?: { secret?: boolean }, gate?: EffectGate): Promise<void>;
+  press(key: string, gate?: EffectGate): Promise<void>;
+  scroll(direction: 'up' | 'down', gate?: EffectGate): Promise<void>;
+  waitForText(text: string, timeoutMs: number, gate?: EffectGate): Promise<void>;
   /** innerText of the first element matching a CSS selector. */
   textOf(selector: string): Promise<string>;
   /** innerText of every element matching a CSS selector in the main frame, in document order (at most 1,000). */
@@ -98,7 +120,7 @@ export interface PageDriver {
    * Clicks the target and waits for the download it starts to finish; the file is left
    * in the browser's downloads folder for the caller to take (and remove `folder`).
    */
-  download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile>;
+  download(target: ActionTarget, limits: DownloadLimits, gate?: EffectGate): Promise<DownloadedFile>;
   /**
    * Hard allow-list for navigations and subresource requests; an entry allows its
    * subdomains. null or [] means unrestricted. A main-frame navigation blocked while

@@ -1,17 +1,19 @@
-import type { PageEffect } from '../artifacts/step-screenshots';
-import type { PageDriver } from '../browser';
+import type { EffectGate, PageDriver } from '../browser';
 
 /**
- * The driver of a task's page with a gate before every method that changes or waits on
- * the page: the task runner's check that the run may still act (its lease surely holds,
- * it is not being handed over). The gate throws to refuse; it is told what the action
- * does to the page (a wait only watches it; typing paints its last key, on a loaded host
- * after its end). Reading the page (observe, text, screenshots) is not gated: it changes
- * nothing another driver could conflict with.
+ * The driver of a task's page with two checks before every method that changes or waits
+ * on the page. `mayAct`, first: the task runner's check that the run may still act (its
+ * lease surely holds, it is not being handed over); it throws to refuse. `effect`, the
+ * action's gate, once that passed: the pictures of the steps before it end where it
+ * passes (told what the action does to the page: a wait only watches; typing paints its
+ * last key, on a loaded host after its end); the action finds its target meanwhile.
+ * Reading the page (observe, text, screenshots) is not gated: it changes nothing another
+ * driver could conflict with.
  */
-export function gatedPageDriver(driver: PageDriver, gate: (effect: PageEffect) => Promise<void>): PageDriver {
+export function gatedPageDriver(driver: PageDriver, mayAct: () => Promise<void>, effect: EffectGate): PageDriver {
   return {
     observe: (options) => driver.observe(options),
+    painted: () => driver.painted(),
     textOf: (selector) => driver.textOf(selector),
     textsOf: (selector) => driver.textsOf(selector),
     screenshot: () => driver.screenshot(),
@@ -19,32 +21,32 @@ export function gatedPageDriver(driver: PageDriver, gate: (effect: PageEffect) =
     fingerprint: (target, purpose) => driver.fingerprint(target, purpose),
     locate: (fingerprint) => driver.locate(fingerprint),
     navigate: async (url) => {
-      await gate('changes');
-      return driver.navigate(url);
+      await mayAct();
+      return driver.navigate(url, effect);
     },
     click: async (target) => {
-      await gate('changes');
-      return driver.click(target);
+      await mayAct();
+      return driver.click(target, effect);
     },
     type: async (text, into, options) => {
-      await gate('types');
-      return driver.type(text, into, options);
+      await mayAct();
+      return driver.type(text, into, options, effect);
     },
     press: async (key) => {
-      await gate('changes');
-      return driver.press(key);
+      await mayAct();
+      return driver.press(key, effect);
     },
     scroll: async (direction) => {
-      await gate('changes');
-      return driver.scroll(direction);
+      await mayAct();
+      return driver.scroll(direction, effect);
     },
     waitForText: async (text, timeoutMs) => {
-      await gate('watches');
-      return driver.waitForText(text, timeoutMs);
+      await mayAct();
+      return driver.waitForText(text, timeoutMs, effect);
     },
     download: async (target, limits) => {
-      await gate('changes');
-      return driver.download(target, limits);
+      await mayAct();
+      return driver.download(target, limits, effect);
     },
   };
 }

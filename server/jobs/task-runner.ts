@@ -256,11 +256,8 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     }
     let driver: PageDriver;
     try {
-      // Past the gate an action starts: the pictures of the steps before it end there.
-      driver = gatedPageDriver(await asked, async (effect) => {
-        await beforeAction();
-        await screenshots.actionStarting(effect);
-      });
+      // An action starts once the run may act and the pictures of the steps before it end.
+      driver = gatedPageDriver(await asked, beforeAction, (effect) => screenshots.actionStarting(effect));
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.
       log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
@@ -301,12 +298,13 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       deadline: task.deadlineAt.getTime(),
       recordStep: async (step: NewStep) => {
         seq += 1;
-        // The page after the step: what painted after this moment (step-screenshots.ts).
-        const doneAt = Date.now();
+        // The page after the step: what painted after this moment (step-screenshots.ts),
+        // once the page painted the step's effect; the step is written meanwhile.
+        const doneAt = driver.painted().then(() => Date.now());
         const screenshotKey = stepScreenshotKey(task.id, seq);
         // The agent's next action waits until this step is recorded, not for its picture.
         const recorded = await untilWritten(() => appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey));
-        if (recorded) screenshots.keep(screenshotKey, doneAt, () => driver.screenshot());
+        if (recorded) screenshots.keep(screenshotKey, await doneAt, () => driver.screenshot());
         else stop('released');
       },
       recordModelCall: (usage) => untilWritten(() => addModelCall(deps.db, task.id, usage)),

@@ -135,6 +135,30 @@ const PAGES: Record<string, Route> = {
       <script>setTimeout(() => { document.getElementById('late').textContent = 'Arrived late'; }, 300);</script>`,
   }),
   '/next': () => ({ body: '<!doctype html><title>Next</title><p id="where">Second page</p>' }),
+  // The first "a" typed makes the next animation frame take 300 ms; #log tells when that
+  // frame's script ended and when a Tab was dispatched (its event's time), by the page's clock.
+  '/paint-later': () => ({
+    body: `<!doctype html><title>Paint later</title><input aria-label="Slow field"><p id="log">{}</p>
+      <script>
+        const log = {};
+        const at = (time) => Math.round(performance.timeOrigin + time);
+        document.querySelector('input').addEventListener('keydown', (event) => {
+          if (event.key === 'a' && log.busyEnd === undefined) {
+            log.busyEnd = 0;
+            requestAnimationFrame(() => {
+              const end = performance.now() + 300;
+              while (performance.now() < end);
+              log.busyEnd = at(performance.now());
+              document.getElementById('log').textContent = JSON.stringify(log);
+            });
+          }
+          if (event.key === 'Tab') {
+            log.tabAt = at(event.timeStamp);
+            document.getElementById('log').textContent = JSON.stringify(log);
+          }
+        });
+      </script>`,
+  }),
   // A server that answers after 12 s: a navigation to it stays pending that long.
   '/slow-answer': () => ({ body: '<!doctype html><title>Slow</title><p>at last</p>', delayMs: 12_000 }),
   // A script that never yields, a moment after the page loaded: its renderer answers nothing more.

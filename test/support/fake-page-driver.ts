@@ -1,4 +1,4 @@
-import type { ActionError, ActionTarget, DownloadedFile, DownloadLimits, InteractiveElement, LocatedTarget, PageDriver, PageObservation, TargetFingerprint } from '../../server/browser/types';
+import type { ActionError, ActionTarget, DownloadedFile, DownloadLimits, EffectGate, InteractiveElement, LocatedTarget, PageDriver, PageEffect, PageObservation, TargetFingerprint } from '../../server/browser/types';
 
 /**
  * A recording stand-in for the real driver, for unit tests of the agent's logic only (the
@@ -54,34 +54,39 @@ export class FakePageDriver implements PageDriver {
     });
   }
 
-  navigate(url: string): Promise<void> {
-    return this.#call('navigate', [url], () => {
+  navigate(url: string, gate?: EffectGate): Promise<void> {
+    return this.#act('navigate', [url], gate, 'changes', () => {
       this.url = url;
     });
   }
 
-  click(target: ActionTarget): Promise<void> {
-    return this.#call('click', [target], () => undefined);
+  click(target: ActionTarget, gate?: EffectGate): Promise<void> {
+    return this.#act('click', [target], gate, 'changes', () => undefined);
   }
 
-  type(text: string, into: ActionTarget, options?: { secret?: boolean }): Promise<void> {
-    return this.#call('type', options === undefined ? [text, into] : [text, into, options], () => undefined);
+  type(text: string, into: ActionTarget, options?: { secret?: boolean }, gate?: EffectGate): Promise<void> {
+    return this.#act('type', options === undefined ? [text, into] : [text, into, options], gate, 'types', () => undefined);
   }
 
-  press(key: string): Promise<void> {
-    return this.#call('press', [key], () => undefined);
+  press(key: string, gate?: EffectGate): Promise<void> {
+    return this.#act('press', [key], gate, 'changes', () => undefined);
   }
 
-  scroll(direction: 'up' | 'down'): Promise<void> {
-    return this.#call('scroll', [direction], () => undefined);
+  scroll(direction: 'up' | 'down', gate?: EffectGate): Promise<void> {
+    return this.#act('scroll', [direction], gate, 'changes', () => undefined);
   }
 
-  waitForText(text: string, timeoutMs: number): Promise<void> {
-    return this.#call('waitForText', [text, timeoutMs], () => undefined);
+  waitForText(text: string, timeoutMs: number, gate?: EffectGate): Promise<void> {
+    return this.#act('waitForText', [text, timeoutMs], gate, 'watches', () => undefined);
   }
 
   textsOf(selector: string): Promise<string[]> {
     return this.#call('textsOf', [selector], () => (this.#pages[this.url]?.texts?.[selector] ?? '').split('\n').filter((line) => line !== ''));
+  }
+
+  /** A page of no pixels has nothing to paint: not recorded as a call (it is no action). */
+  painted(): Promise<void> {
+    return Promise.resolve();
   }
 
   screenshot(): Promise<Buffer> {
@@ -89,8 +94,8 @@ export class FakePageDriver implements PageDriver {
     return this.#call('screenshot', [], () => Buffer.from([0xff, 0xd8, 0xff, 0xd9]));
   }
 
-  download(target: ActionTarget, limits: DownloadLimits): Promise<DownloadedFile> {
-    return this.#call('download', [target, limits], () => ({ file: '/nonexistent/file', folder: '/nonexistent', suggestedName: 'file.txt', size: 0 }));
+  download(target: ActionTarget, limits: DownloadLimits, gate?: EffectGate): Promise<DownloadedFile> {
+    return this.#act('download', [target, limits], gate, 'changes', () => ({ file: '/nonexistent/file', folder: '/nonexistent', suggestedName: 'file.txt', size: 0 }));
   }
 
   textOf(selector: string): Promise<string> {
@@ -108,6 +113,12 @@ export class FakePageDriver implements PageDriver {
 
   locate(fingerprint: TargetFingerprint): Promise<LocatedTarget> {
     return this.#call('locate', [fingerprint], () => ({ status: 'missing' }) as const);
+  }
+
+  /** #call() for an action: its gate, when given, is passed first (the call is recorded without it). */
+  async #act<T>(method: DriverMethod, args: unknown[], gate: EffectGate | undefined, kind: PageEffect, effect: () => T): Promise<T> {
+    await gate?.(kind);
+    return this.#call(method, args, effect);
   }
 
   async #call<T>(method: DriverMethod, args: unknown[], effect: () => T): Promise<T> {
