@@ -65,12 +65,16 @@ export class StepScreenshots {
    * first. `effect`: what the action's own effect will paint.
    */
   async actionStarting(effect: PageEffect): Promise<void> {
+    const asked = Date.now();
     const awaiting = this.#awaitingNextAction;
     this.#awaitingNextAction = [];
-    // Only the latest step that changed the page can have an effect still to paint.
+    // Only the latest step that changed the page can have an effect still to paint. After
+    // typing, a frame produced after now: Chromium stamps a frame up to a frame interval
+    // ahead of its drawing, and the typing step's end (its paint) can be closer than that
+    // to the frame drawn just before its last key.
     const changed = awaiting.findLast((step) => step.change !== null);
     const change = changed?.change;
-    if (changed !== undefined && change != null) await (await this.#deps.recording).shown(change.at, change.typed ? changed.since : null);
+    if (changed !== undefined && change != null) await (await this.#deps.recording).shown(change.at, change.typed ? Math.max(changed.since, asked) : null);
     const at = Date.now();
     if (effect !== 'watches') this.#change = { at, typed: effect === 'types' };
     for (const step of awaiting) step.tell(at);
