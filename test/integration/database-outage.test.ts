@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { connectDatabase, type Database } from '../../db/client';
 import { killOrphans } from '../../server/browser';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
@@ -112,6 +112,15 @@ afterAll(async () => {
   await postgresServer?.remove();
 });
 
+/** Waits until the service's /readyz answers 200 again (it probes the database once a second). */
+async function untilReady(service: ServiceProcess, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fetch(`${service.url}/readyz`).then((response) => response.ok))) {
+    if (Date.now() > deadline) throw new Error(`${service.url} was not ready ${timeoutMs} ms after the database came back`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Waits until the task's event stream, opened now, sends step `seq`. */
 async function stepRecorded(url: string, key: string, taskId: string, seq: number, timeoutMs = 30_000): Promise<void> {
   const stream = await fetch(`${url}/v1/tasks/${taskId}/events`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs) });
@@ -149,6 +158,12 @@ function expectServiceUnavailable(response: ApiResponse, elapsedMs: number): voi
 describe('a 10-second PostgreSQL outage', () => {
   it('answers 503 meanwhile, keeps running and parked tasks with their pages, and fails a task past its grace with service_unavailable', async () => {
     const [graceShort, main] = services as [ServiceProcess, ServiceProcess];
+    // Whatever failed, what each service said (and whether it still runs) is the evidence.
+    onTestFailed(() => {
+      for (const [name, service] of [['grace 3 s', graceShort], ['main', main]] as const) {
+        console.error(`--- the ${name} service (exit code ${service.child.exitCode ?? 'none: running'}) logged:\n${service.lines.join('\n')}`);
+      }
+    });
     const { org_id: orgId } = await createOrganization(db.db, { name: 'Outage org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: receiver.url });
     const { space_id: spaceId } = await createSpace(db.db, orgId, 'default');
     const scopes = ['operator:devices:read', 'operator:devices:write', 'operator:tasks:read', 'operator:tasks:write', 'operator:sessions:write', 'operator:escalations:read'] as const;
@@ -205,6 +220,9 @@ describe('a 10-second PostgreSQL outage', () => {
 
     await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS - (Date.now() - stoppedAt)));
     await postgresServer.start();
+    // A client told 503 with Retry-After comes back when the service is ready again: each
+    // notices the database is back within its probe's second.
+    await Promise.all(services.map((service) => untilReady(service)));
 
     // Carried on: the lease of each ran out during the outage, and neither instance's sweep failed it.
     expect(await waitForTaskEnd(api, runningTask.body.id, 30_000), main.lines.join('\n')).toMatchObject({ status: 'succeeded', result: 'Arrived at last' });
