@@ -27,23 +27,23 @@ export async function startPostgresFaultProxy(upstreamUrl: string, port: number)
   const sockets = new Set<Socket>();
   let cutting = false;
   let cuts = 0;
-  let server: Server | null = null;
+  let listener: Server | null = null;
 
   const accept = (client: Socket) => {
     const cutOnFirstRequest = cutting;
-    const server = connect(Number(upstream.port || 5432), upstream.hostname);
-    sockets.add(client).add(server);
+    const database = connect(Number(upstream.port || 5432), upstream.hostname);
+    sockets.add(client).add(database);
     const drop = () => {
       client.destroy();
-      server.destroy();
+      database.destroy();
       sockets.delete(client);
-      sockets.delete(server);
+      sockets.delete(database);
     };
     client.on('error', drop).on('close', drop);
-    server.on('error', drop).on('close', drop);
+    database.on('error', drop).on('close', drop);
     let ready = false;
     let pending = Buffer.alloc(0);
-    server.on('data', (chunk: Buffer) => {
+    database.on('data', (chunk: Buffer) => {
       client.write(chunk);
       if (ready) return;
       // The server's messages: a type byte and a length that counts itself.
@@ -65,7 +65,7 @@ export async function startPostgresFaultProxy(upstreamUrl: string, port: number)
         if (cuts === 1) setTimeout(() => void stopListening(), REFUSE_AFTER_FIRST_CUT_MS);
         return;
       }
-      server.write(chunk);
+      database.write(chunk);
     });
   };
 
@@ -74,14 +74,14 @@ export async function startPostgresFaultProxy(upstreamUrl: string, port: number)
       const listening = createServer(accept);
       listening.once('error', reject);
       listening.listen(port, '127.0.0.1', () => {
-        server = listening;
+        listener = listening;
         resolve();
       });
     });
   const stopListening = () =>
     new Promise<void>((resolve) => {
-      const listening = server;
-      server = null;
+      const listening = listener;
+      listener = null;
       if (listening === null) return resolve();
       listening.close(() => resolve());
     });
@@ -100,7 +100,7 @@ export async function startPostgresFaultProxy(upstreamUrl: string, port: number)
     },
     async restore() {
       cutting = false;
-      if (server === null) await listen();
+      if (listener === null) await listen();
     },
     async close() {
       await stopListening();
