@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { startPostgresFaultProxy, type PostgresFaultProxy } from '../support/postgres-fault-proxy';
-import { PROJECT_ROOT } from '../support/service-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 // The database goes away just as a connection of the service finished opening: postgres.js
@@ -15,54 +14,22 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database'
 
 let database: TestDatabase;
 let proxy: PostgresFaultProxy;
-let child: ChildProcess;
+let host: HostProcess;
 let dataDir: string;
-let url: string;
-let stderr = '';
 
 beforeAll(async () => {
   database = await createTestDatabase();
   proxy = await startPostgresFaultProxy(database.url, await freePort());
   dataDir = await mkdtemp(path.join(tmpdir(), 'operator-connection-lost-'));
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: proxy.url,
-      OPERATOR_DATA_DIR: dataDir,
-      OPERATOR_SERVE_CONSOLE: 'false',
-      OPERATOR_WARM_BROWSERS: '0',
-      OPERATOR_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  await untilReady(60_000);
+  host = await startHostProcess({ databaseUrl: proxy.url, dataDir, port: await freePort() });
 });
 
 afterAll(async () => {
-  if (child !== undefined && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGINT');
-    await exited;
-  }
+  await host?.stop('SIGINT');
   await proxy?.close();
   await database?.drop();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 });
-
-async function untilReady(timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fetch(`${url}/readyz`).then((response) => response.ok, () => false))) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
-    if (Date.now() > deadline) throw new Error(`the service was not ready within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('a database lost as a connection opens', () => {
   it('is waited out: the service keeps running and answers again once the database is back', async () => {
@@ -77,10 +44,10 @@ describe('a database lost as a connection opens', () => {
     await expect.poll(() => proxy.cuts, { timeout: 30_000 }).toBeGreaterThan(0);
     // The next attempt was refused: what was in flight on the cut connection failed by now.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    expect(child.exitCode, stderr).toBeNull();
+    expect(host.exitCode, host.stderrTail).toBeNull();
 
     await proxy.restore();
-    await untilReady(30_000);
-    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    await host.untilReady(30_000);
+    expect((await fetch(`${host.url}/readyz`)).status).toBe(200);
   }, 120_000);
 });

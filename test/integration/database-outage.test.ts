@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,9 +7,9 @@ import { connectDatabase, type Database } from '../../db/client';
 import { killOrphans } from '../../server/browser';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient, type ApiCall, type ApiResponse } from '../support/http';
 import { startOwnedPostgres, type OwnedPostgres } from '../support/owned-postgres';
-import { PROJECT_ROOT } from '../support/service-process';
 import { textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -25,64 +24,30 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const LEASE_SECS = 4;
 const OUTAGE_MS = 10_000;
 
-interface ServiceProcess {
-  url: string;
-  child: ChildProcess;
-  dataDir: string;
-  /** The log lines (JSON) it wrote. */
-  lines: string[];
-}
-
 let postgresServer: OwnedPostgres;
 let db: Database;
 let pages: TaskPages;
 let receiver: WebhookReceiver;
-const services: ServiceProcess[] = [];
+const services: HostProcess[] = [];
+const dataDirs: string[] = [];
 
-async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+/** A service process on PostgreSQL here, with a data directory of its own; its log is kept. */
+async function startService(env: Record<string, string>): Promise<HostProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-outage-'));
-  const port = await freePort();
-  // node itself with tsx as a loader: one process, stopped by its pid.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: postgresServer.url,
-      OPERATOR_DATA_DIR: dataDir,
-      OPERATOR_SERVE_CONSOLE: 'false',
-      OPERATOR_WARM_BROWSERS: '0',
-      OPERATOR_LOG_LEVEL: 'info',
-      OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
-      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
-      OPERATOR_RATE_LIMIT_BURST: '2000',
-      OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
-      OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '100',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  dataDirs.push(dataDir);
+  const service = await startHostProcess({
+    databaseUrl: postgresServer.url,
+    dataDir,
+    port: await freePort(),
+    keepLog: true,
+    env: { OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS), OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true', OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '100', ...env },
   });
-  const service: ServiceProcess = { url: `http://127.0.0.1:${port}`, child, dataDir, lines: [] };
   services.push(service);
-  let partial = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    const text = partial + chunk.toString('utf8');
-    const lines = text.split('\n');
-    partial = lines.pop()!;
-    service.lines.push(...lines);
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-    if (await fetch(`${service.url}/readyz`).then((response) => response.ok, () => false)) return service;
-    if (Date.now() > deadline) throw new Error('the service did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return service;
 }
 
 /** The messages of the lines a service logged. */
-const messages = (service: ServiceProcess) => service.lines.flatMap((line) => (line.startsWith('{') ? [(JSON.parse(line) as { msg?: string }).msg ?? ''] : []));
+const messages = (service: HostProcess) => service.lines.flatMap((line) => (line.startsWith('{') ? [(JSON.parse(line) as { msg?: string }).msg ?? ''] : []));
 
 beforeAll(async () => {
   postgresServer = await startOwnedPostgres();
@@ -95,31 +60,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(
-    services.map(async (service) => {
-      if (service.child.exitCode === null) {
-        const exited = new Promise((resolve) => service.child.once('exit', resolve));
-        service.child.kill('SIGTERM');
-        await exited;
-      }
-      await killOrphans(service.dataDir);
-      await rm(service.dataDir, { recursive: true, force: true });
-    }),
-  );
+  await Promise.all(services.map((service) => service.stop('SIGTERM')));
+  for (const dataDir of dataDirs) {
+    await killOrphans(dataDir);
+    await rm(dataDir, { recursive: true, force: true });
+  }
   await db?.close();
   await receiver?.close();
   await pages?.close();
   await postgresServer?.remove();
 });
-
-/** Waits until the service's /readyz answers 200 again (it probes the database once a second). */
-async function untilReady(service: ServiceProcess, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fetch(`${service.url}/readyz`).then((response) => response.ok))) {
-    if (Date.now() > deadline) throw new Error(`${service.url} was not ready ${timeoutMs} ms after the database came back`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** Waits until the task's event stream, opened now, sends step `seq`. */
 async function stepRecorded(url: string, key: string, taskId: string, seq: number, timeoutMs = 30_000): Promise<void> {
@@ -157,11 +107,11 @@ function expectServiceUnavailable(response: ApiResponse, elapsedMs: number): voi
 
 describe('a 10-second PostgreSQL outage', () => {
   it('answers 503 meanwhile, keeps running and parked tasks with their pages, and fails a task past its grace with service_unavailable', async () => {
-    const [graceShort, main] = services as [ServiceProcess, ServiceProcess];
+    const [graceShort, main] = services as [HostProcess, HostProcess];
     // Whatever failed, what each service said (and whether it still runs) is the evidence.
     onTestFailed(() => {
       for (const [name, service] of [['grace 3 s', graceShort], ['main', main]] as const) {
-        console.error(`--- the ${name} service (exit code ${service.child.exitCode ?? 'none: running'}) logged:\n${service.lines.join('\n')}`);
+        console.error(`--- the ${name} service (exit code ${service.exitCode ?? 'none: running'}) logged:\n${service.lines.join('\n')}`);
       }
     });
     const { org_id: orgId } = await createOrganization(db.db, { name: 'Outage org', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: receiver.url });
@@ -222,7 +172,7 @@ describe('a 10-second PostgreSQL outage', () => {
     await postgresServer.start();
     // A client told 503 with Retry-After comes back when the service is ready again: each
     // notices the database is back within its probe's second.
-    await Promise.all(services.map((service) => untilReady(service)));
+    await Promise.all(services.map((service) => service.untilReady(20_000)));
 
     // Carried on: the lease of each ran out during the outage, and neither instance's sweep failed it.
     expect(await waitForTaskEnd(api, runningTask.body.id, 30_000), main.lines.join('\n')).toMatchObject({ status: 'succeeded', result: 'Arrived at last' });

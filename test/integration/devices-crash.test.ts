@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,8 @@ import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startService, type RunningService } from '../../server/assembly/start-service';
+import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { isRunning } from '../../server/os/processes';
@@ -23,59 +24,45 @@ import { isRunning } from '../../server/os/processes';
 const SWEEP_MS = 200;
 let database: TestDatabase | undefined;
 let dataDir: string | undefined;
-let child: ChildProcess | undefined;
+let child: HostProcess | undefined;
 let restarted: RunningService | undefined;
 
 afterAll(async () => {
-  if (child?.exitCode === null) child.kill('SIGKILL');
+  await child?.stop('SIGKILL');
   await restarted?.close();
   await database?.drop();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 });
 
-function serverEnv(): Record<string, string> {
-  return {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATABASE_URL: database!.url,
-    OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!,
-    OPERATOR_DATA_DIR: dataDir!,
-    OPERATOR_SERVE_CONSOLE: 'false',
-    OPERATOR_WARM_BROWSERS: '0',
-    OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS),
-    CHROMIUM_PATH: '/usr/bin/chromium',
-    OPERATOR_RATE_LIMIT_PER_SEC: '1000',
-    OPERATOR_RATE_LIMIT_BURST: '2000',
-  };
+/** The server as its own process, so it can be killed outright. */
+async function startChildServer(): Promise<HostProcess> {
+  return startHostProcess({ databaseUrl: database!.url, dataDir: dataDir!, port: await freePort(), env: { OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS) } });
 }
 
-async function startChildServer(): Promise<{ process: ChildProcess; url: string }> {
-  const started = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, ...serverEnv(), OPERATOR_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-    started.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    started.once('exit', () => reject(new Error(`server exited:\n${output}`)));
-  });
-  return { process: started, url };
+/** The next start on the same database and data directory, in this process. */
+function startInProcess(): Promise<RunningService> {
+  return startService(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: database!.url,
+      OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!,
+      OPERATOR_DATA_DIR: dataDir!,
+      OPERATOR_SERVE_CONSOLE: 'false',
+      OPERATOR_WARM_BROWSERS: '0',
+      OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS),
+      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
+      OPERATOR_RATE_LIMIT_BURST: '2000',
+      OPERATOR_LOG_LEVEL: 'silent',
+    }),
+  );
 }
 
 it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed at the last heartbeat, device active again; an orphan without keeper killed', { timeout: 150_000 }, async () => {
   database = await createTestDatabase();
   dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
   const server = await startChildServer();
-  child = server.process;
+  child = server;
 
   const admin = connectDatabase(database.url, 2);
   const { org_id: orgId } = await createOrganization(admin.db, { name: 'crash', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
@@ -89,13 +76,12 @@ it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed
   const oldPid = Number((await readFile(path.join(dataDir, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim());
   await sleep(SWEEP_MS * 5);
 
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child!.once('exit', resolve));
+  await child.stop('SIGKILL');
   const killedAt = Date.now();
 
   // Its keeper holds it: the browser outlived the service.
   expect(await isRunning(oldPid)).toBe(true);
-  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  restarted = await startInProcess();
   const api = apiClient(restarted.url, key);
   expect((await api('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
   const handle = restarted.services.browserPool.get(deviceId);
@@ -122,7 +108,7 @@ it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed
   restarted = undefined;
   expect(await isRunning(oldPid)).toBe(true);
   for (const keeper of await keepersOf(dataDir!)) process.kill(keeper, 'SIGKILL');
-  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  restarted = await startInProcess();
   // A killed process may linger as a zombie when nothing reaps it; isRunning reads its state.
   expect(await isRunning(oldPid)).toBe(false);
   const relaunched = restarted.services.browserPool.get(deviceId);
@@ -141,7 +127,7 @@ it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed
   const direct = connectDatabase(database!.url, 1);
   await direct.sql`update devices set status = 'sleeping' where id = ${deviceId}`;
   await direct.close();
-  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  restarted = await startInProcess();
   expect(await isRunning(keptPid)).toBe(false);
   expect(await keepersOf(dataDir!)).toEqual([]);
   expect(restarted.services.browserPool.get(deviceId)).toBeUndefined();
@@ -151,7 +137,7 @@ it('hands its browsers over on SIGTERM and closes them on SIGINT', async () => {
   await restarted?.close();
   restarted = undefined;
   const server = await startChildServer();
-  child = server.process;
+  child = server;
   const admin = connectDatabase(database!.url, 2);
   const { org_id: orgId } = await createOrganization(admin.db, { name: 'signals', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
   const { space_id: spaceId } = await createSpace(admin.db, orgId, 'default');
@@ -161,16 +147,14 @@ it('hands its browsers over on SIGTERM and closes them on SIGINT', async () => {
   const deviceId = parsePublicId('device', created.body.id)!;
   const pid = Number((await readFile(path.join(dataDir!, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim());
 
-  child.kill('SIGTERM');
-  expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
+  expect(await child.stop('SIGTERM')).toBe(0);
   expect(await isRunning(pid)).toBe(true);
 
   const next = await startChildServer();
-  child = next.process;
+  child = next;
   expect((await apiClient(next.url, key)('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('active');
   expect(Number((await readFile(path.join(dataDir!, 'profiles', deviceId, 'chromium.pid'), 'utf8')).trim())).toBe(pid);
-  child.kill('SIGINT');
-  expect(await new Promise((resolve) => child!.once('exit', resolve))).toBe(0);
+  expect(await child.stop('SIGINT')).toBe(0);
   expect(await isRunning(pid)).toBe(false);
   expect(await keepersOf(dataDir!)).toEqual([]);
 }, 120_000);
@@ -184,7 +168,7 @@ it('answers a delete before the browser closes; a server SIGKILLed before the cl
   database = await createTestDatabase();
   dataDir = await mkdtemp(path.join(tmpdir(), 'operator-crash-'));
   const server = await startChildServer();
-  child = server.process;
+  child = server;
   const admin = connectDatabase(database.url, 2);
   const { org_id: orgId } = await createOrganization(admin.db, { name: 'release', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
   const { space_id: spaceId } = await createSpace(admin.db, orgId, 'default');
@@ -207,15 +191,14 @@ it('answers a delete before the browser closes; a server SIGKILLed before the cl
     expect(deleted.body.status).toBe('terminated');
     expect(await isRunning(pid)).toBe(true);
     expect(existsSync(profile)).toBe(true);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child!.once('exit', resolve));
+    await child.stop('SIGKILL');
   } finally {
     for (const keeper of keepers) process.kill(keeper, 'SIGCONT');
   }
 
   // The keeper outlived the killed server with the browser of a terminated device.
   expect(await isRunning(pid)).toBe(true);
-  restarted = await startService(loadConfig({ ...serverEnv(), OPERATOR_LOG_LEVEL: 'silent' }));
+  restarted = await startInProcess();
   expect(await isRunning(pid)).toBe(false);
   expect(existsSync(profile)).toBe(false);
   // The keeper exits once its browser is closed.

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { parentPid } from '../../server/os/processes';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { startColourPages } from '../support/colour-pages';
 import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient } from '../support/http';
 import { waitForTaskEnd } from '../support/task-helpers';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -23,41 +23,20 @@ let db: Database;
 let dataDir: string;
 let pages: Awaited<ReturnType<typeof startColourPages>>;
 let port: number;
-let server: ChildProcess | null = null;
+let server: HostProcess | null = null;
 
-async function startServer(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+function startServer(): Promise<HostProcess> {
+  return startHostProcess({
+    databaseUrl: database.url,
+    dataDir,
+    port,
     env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: database.url,
-      OPERATOR_DATA_DIR: dataDir,
       // The final SIGTERM closes the browsers rather than handing them over to a next start.
       OPERATOR_RETIRE_ON_STOP: 'true',
-      OPERATOR_SERVE_CONSOLE: 'false',
-      OPERATOR_LOG_LEVEL: 'error',
       OPERATOR_TASK_LEASE_SECS: '2',
       OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false)) return child;
-    if (Date.now() > deadline) throw new Error('server did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-async function stopServer(signal: NodeJS.Signals): Promise<void> {
-  const child = server;
-  server = null;
-  if (child === null || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
 }
 
 function isRunning(pid: number): boolean {
@@ -76,7 +55,7 @@ beforeAll(async () => {
   port = await freePort();
 });
 afterAll(async () => {
-  await stopServer('SIGTERM');
+  await server?.stop('SIGTERM');
   await killOrphans(dataDir);
   await db?.close();
   await pages?.close();
@@ -125,7 +104,7 @@ describe('a server killed while it records', () => {
     const spawnerPids = [...new Set(await Promise.all(ffmpegPids.map(parentPid)))].filter((pid) => pid !== null);
     expect(spawnerPids).toHaveLength(1);
     expect(spawnerPids[0]).not.toBe(server!.pid);
-    await stopServer('SIGKILL');
+    await server!.stop('SIGKILL');
     await cdpClosed;
 
     // Its stdin closed with the server: ffmpeg finishes the file and exits by itself.

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { killOrphans } from '../../server/browser';
 import { parsePublicId } from '../../server/domain/ids';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient, type ApiCall } from '../support/http';
 import { devicesHoldingFinishedTasks, readStream, textChunks, waitForTaskEnd } from '../support/task-helpers';
 import { startTaskPages, type TaskPages } from '../support/task-pages';
@@ -30,51 +30,30 @@ let db: Database;
 let dataDir: string;
 let pages: TaskPages;
 let port: number;
-let server: ChildProcess | null = null;
+let server: HostProcess | null = null;
 
-async function startServer(): Promise<ChildProcess> {
-  // node itself with tsx as a loader: one process, so SIGKILL reaches the server (the tsx
-  // binary would be a wrapper process around it).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+function startServer(): Promise<HostProcess> {
+  return startHostProcess({
+    databaseUrl: database.url,
+    dataDir,
+    port,
     env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: database.url,
-      OPERATOR_DATA_DIR: dataDir,
       // The final SIGTERM closes the browsers rather than handing them over to a next start.
       OPERATOR_RETIRE_ON_STOP: 'true',
-      OPERATOR_SERVE_CONSOLE: 'false',
-      OPERATOR_WARM_BROWSERS: '0',
-      OPERATOR_LOG_LEVEL: 'error',
       OPERATOR_TASK_LEASE_SECS: String(LEASE_SECS),
-      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
-      OPERATOR_RATE_LIMIT_BURST: '2000',
       // Escalation deliveries to the local receiver; a dead server's attempt is made again
       // once its lease (the timeout plus 5 s) runs out.
       OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
       OPERATOR_WEBHOOK_TIMEOUT_MS: '1500',
       OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '100',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false);
-    if (ready) return child;
-    if (Date.now() > deadline) throw new Error('server did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 async function stopServer(signal: NodeJS.Signals): Promise<void> {
-  const child = server;
+  const stopping = server;
   server = null;
-  if (child === null || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
+  await stopping?.stop(signal);
 }
 
 beforeAll(async () => {

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,8 @@ import { afterAll, expect, it } from 'vitest';
 import { isRunning } from '../../server/os/processes';
 import { loadConfig } from '../../server/core/config';
 import { startService, type RunningService } from '../../server/assembly/start-service';
+import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 // A server killed with SIGKILL leaves its warm browsers running under their keepers
@@ -15,17 +16,18 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database'
 // profiles before it warms new ones.
 let database: TestDatabase | undefined;
 let dataDir: string | undefined;
-let child: ChildProcess | undefined;
+let child: HostProcess | undefined;
 let restarted: RunningService | undefined;
 
 afterAll(async () => {
-  if (child?.exitCode === null) child.kill('SIGKILL');
+  await child?.stop('SIGKILL');
   await restarted?.close();
   await database?.drop();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 });
 
-function serverEnv(): Record<string, string> {
+/** The next start on the same database and data directory, in this process. */
+function inProcessEnv(): Record<string, string> {
   return {
     PORT: '0',
     HOST: '127.0.0.1',
@@ -66,24 +68,18 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null>, timeoutM
 it('after a SIGKILLed server, a start kills its warm browsers and removes their profiles', async () => {
   database = await createTestDatabase();
   dataDir = await mkdtemp(path.join(tmpdir(), 'operator-warm-crash-'));
-  child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, ...serverEnv() },
-    stdio: 'ignore',
-  });
+  child = await startHostProcess({ databaseUrl: database.url, dataDir, port: await freePort(), env: { OPERATOR_WARM_BROWSERS: '2' } });
 
   const left = await waitFor('two running warm browsers', async () => {
     const warm = await warmBrowsers();
     const running = await Promise.all(warm.map(async ({ pid }) => pid !== null && (await isRunning(pid))));
     return warm.length === 2 && running.every(Boolean) ? warm : null;
   });
-  const exited = new Promise((resolve) => child!.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
+  await child.stop('SIGKILL');
   // Orphans now: nothing of the dead server closed them.
   for (const { pid } of left) expect(await isRunning(pid!)).toBe(true);
 
-  restarted = await startService(loadConfig(serverEnv()));
+  restarted = await startService(loadConfig(inProcessEnv()));
   for (const { id, pid } of left) {
     expect(await isRunning(pid!)).toBe(false);
     expect(existsSync(path.join(profilesRoot(), id))).toBe(false);

@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../db/client';
 import { loadConfig } from '../../server/core/config';
@@ -11,11 +9,11 @@ import { createApiKey, createOrganization, createSpace } from '../../server/doma
 import { verifyWebhook } from '../../server/domain/webhooks/verify-webhook';
 import { startService, type RunningService } from '../../server/assembly/start-service';
 import { freePort } from '../support/free-port';
+import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ENV = {
   HOST: '127.0.0.1',
   OPERATOR_SERVE_CONSOLE: 'false',
@@ -40,7 +38,6 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** The real server as its own process (as `npm start` runs it), so it can be killed outright. */
 /** A data directory of its own for each server, removed after the file's tests. */
 async function dataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'operator-webhooks-crash-'));
@@ -48,28 +45,11 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-async function startServerProcess(): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const OPERATOR_DATA_DIR = await dataDir();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...ENV, PORT: String(port), DATABASE_URL: database.url, OPERATOR_DATA_DIR },
-    stdio: 'ignore',
-  });
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt += 1) {
-    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
-    const ready = await fetch(`${url}/readyz`).then((response) => response.ok, () => false);
-    if (ready) return { child, url };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the server process never became ready');
+/** The real server as its own process (as `npm start` runs it), so it can be killed outright. */
+async function startServerProcess(): Promise<HostProcess> {
+  const server = await startHostProcess({ databaseUrl: database.url, dataDir: await dataDir(), port: await freePort(), env: ENV });
+  cleanups.push(() => server.stop('SIGKILL'));
+  return server;
 }
 
 async function startInProcess(): Promise<RunningService> {
@@ -103,8 +83,7 @@ describe('crash safety', () => {
     const target = await receiver((res, index) => {
       if (index === 0) {
         // Holding the request open and killing the sender: no outcome is ever recorded.
-        killed = new Promise((resolve) => server.child.once('exit', resolve));
-        server.child.kill('SIGKILL');
+        killed = server.stop('SIGKILL');
         return;
       }
       res.writeHead(200).end();

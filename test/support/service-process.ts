@@ -4,6 +4,7 @@ import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port';
+import { SERVICE_READY_WITHIN_MS, untilServiceReady } from './service-ready';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -22,9 +23,6 @@ export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
-
-/** How long a started service may take to answer /readyz before the start counts as failed. */
-const READY_WITHIN_MS = 90_000;
 
 export interface ServiceProcess {
   url: string;
@@ -52,20 +50,13 @@ export async function startServiceProcess(env: Record<string, string>, options: 
       env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, OPERATOR_SECRETS_KEY: SECRETS_KEY, OPERATOR_SERVE_CONSOLE: 'false', OPERATOR_LOG_LEVEL: 'warn', OPERATOR_WARM_BROWSERS: '0', ...env },
       stdio: ['ignore', options.log === 'show' ? 'inherit' : 'ignore', 'inherit'],
     });
-    // A loaded 2-core host took over 20 s to start the service (tsx compiling it, the
-    // migrations); a test that went on before it listened saw ECONNREFUSED, not its subject.
-    const deadline = Date.now() + READY_WITHIN_MS;
-    while (child.exitCode === null && Date.now() < deadline) {
-      try {
-        if ((await fetch(`${url}/readyz`)).ok) return child;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      await untilServiceReady(url, child, SERVICE_READY_WITHIN_MS);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
     }
-    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} before it was ready`);
-    child.kill('SIGKILL');
-    throw new Error(`the service was not ready within ${READY_WITHIN_MS / 1000} s`);
+    return child;
   };
   const stopGracefully = async (child: ChildProcess, signal: 'SIGTERM' | 'SIGINT') => {
     if (child.exitCode !== null || child.signalCode !== null) return;
