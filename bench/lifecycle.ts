@@ -105,14 +105,13 @@ async function serviceCycle(env: Record<string, string>, pageUrl: string): Promi
   let spaceId: string;
   let key: string;
   try {
-    await untilReady(service.url);
     const database = connectDatabase(service.database.url, 2);
     const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
     spaceId = (await createSpace(database.db, orgId, 'bench')).space_id;
     key = (await createApiKey(database.db, { orgId, scopes: ['operator:devices:write', 'operator:sessions:control'], spaceIds: [], env: 'test' })).key;
     await database.close();
   } catch (error) {
-    // A service that did not come up is not left running.
+    // A service whose tenant could not be made is not left running.
     await service.stop();
     await rm(dataDir, { recursive: true, force: true });
     throw error;
@@ -151,15 +150,6 @@ async function serviceCycle(env: Record<string, string>, pageUrl: string): Promi
     ]);
   };
   return { cycle, service, dataDir };
-}
-
-/** startServiceProcess waits 20 s at most; on a busy machine a start (migrations, Chromium checks) can take longer. */
-async function untilReady(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 600; attempt += 1) {
-    if (await fetch(`${url}/readyz`).then((response) => response.ok, () => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`the service at ${url} was not ready within 120 s`);
 }
 
 /** The floor: what a cycle costs with no service at all. */

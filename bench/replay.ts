@@ -68,11 +68,6 @@ async function main(): Promise<void> {
     OPERATOR_MODEL: 'scripted-model',
   });
   try {
-    // On a loaded machine the service may take longer to be ready than the helper waits.
-    for (let waited = 0; !(await fetch(`${service.url}/readyz`).then((response) => response.ok, () => false)); waited += 250) {
-      if (waited > 120_000) throw new Error('the service was not ready within 2 minutes');
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
     const database = connectDatabase(service.database.url, 2);
     const { org_id: orgId } = await createOrganization(database.db, { name: 'bench', entitled: true, maxDevices: null, maxDeviceSeconds: null, escalationUrl: null });
     const { space_id: spaceId } = await createSpace(database.db, orgId, 'bench');
