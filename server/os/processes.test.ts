@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { PROC_READS_AT_ONCE, processGroupMembers } from './processes.js';
+import { spawnSync } from 'node:child_process';
+import { PROC_READS_AT_ONCE, processesOfUser, processGroupMembers, readProcFile } from './processes.js';
 
 it('keeps a bounded number of /proc files open, however many scans of the processes run at once', async () => {
   // A service stopping retires every browser at once, and each scans every process while
@@ -26,4 +27,22 @@ it('finds the members of a process group', async () => {
   const stat = readFileSync('/proc/self/stat', 'utf8');
   const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
   expect(await processGroupMembers(group)).toContain(process.pid);
+});
+
+it('reads a /proc file whole, in one read or in several, and an ended process\'s as null', async () => {
+  // A stat line fits the kept buffer; this process's memory map (hundreds of lines) does not.
+  const stat = await readProcFile('/proc/self/stat');
+  expect(stat?.split(' ')[0]).toBe(String(process.pid));
+  const maps = readFileSync('/proc/self/maps', 'utf8');
+  expect(maps.length).toBeGreaterThan(8_192);
+  const read = await readProcFile('/proc/self/maps');
+  // The map may change between the two reads (a thread's stack); its first lines do not.
+  expect(read!.split('\n').length).toBeGreaterThan(100);
+  expect(read!.split('\n').slice(0, 50)).toEqual(maps.split('\n').slice(0, 50));
+  const ended = spawnSync('true').pid;
+  expect(await readProcFile(`/proc/${ended}/stat`)).toBeNull();
+});
+
+it('finds the processes of a uid', async () => {
+  expect(await processesOfUser(process.getuid!())).toContain(process.pid);
 });
