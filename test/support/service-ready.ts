@@ -17,7 +17,7 @@ export async function untilServiceReady(url: string, child: ChildProcess, timeou
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       const why = describe();
-      throw new Error(`the service at ${url} exited with ${child.exitCode ?? child.signalCode}${why === '' ? '' : `: ${why}`}`);
+      throw new Error(`the service at ${url} exited with ${child.exitCode ?? child.signalCode} before it was ready${why === '' ? '' : `: ${why}`}`);
     }
     if (await fetch(`${url}/readyz`).then((response) => response.ok, () => false)) return;
     if (Date.now() > deadline) throw new Error(`the service at ${url} was not ready within ${timeoutMs / 1000} s`);
