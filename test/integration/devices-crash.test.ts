@@ -6,14 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { keepersOf } from '../support/keeper-processes';
 import { afterAll, expect, it } from 'vitest';
 import { connectDatabase } from '../../db/client';
-import { loadConfig } from '../../server/core/config';
 import { parsePublicId } from '../../server/domain/ids';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import type { RunningService } from '../../server/assembly/start-service';
 import { freePort } from '../support/free-port';
 import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { startServiceOn } from '../support/test-service';
 import { isRunning } from '../../server/os/processes';
 
 // A server killed with SIGKILL cannot close anything: its device's Chromium lives on
@@ -41,21 +41,7 @@ async function startChildServer(): Promise<HostProcess> {
 
 /** The next start on the same database and data directory, in this process. */
 function startInProcess(): Promise<RunningService> {
-  return startService(
-    loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: database!.url,
-      OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!,
-      OPERATOR_DATA_DIR: dataDir!,
-      OPERATOR_SERVE_CONSOLE: 'false',
-      OPERATOR_WARM_BROWSERS: '0',
-      OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS),
-      OPERATOR_RATE_LIMIT_PER_SEC: '1000',
-      OPERATOR_RATE_LIMIT_BURST: '2000',
-      OPERATOR_LOG_LEVEL: 'silent',
-    }),
-  );
+  return startServiceOn(database!.url, dataDir!, { OPERATOR_SWEEP_INTERVAL_MS: String(SWEEP_MS) });
 }
 
 it('recovers from a SIGKILLed server: kept Chromium re-attached, metering closed at the last heartbeat, device active again; an orphan without keeper killed', { timeout: 150_000 }, async () => {

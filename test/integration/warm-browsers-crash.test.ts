@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { isRunning } from '../../server/os/processes';
-import { loadConfig } from '../../server/core/config';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import type { RunningService } from '../../server/assembly/start-service';
 import { freePort } from '../support/free-port';
 import { startHostProcess, type HostProcess } from '../support/host-process';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { startServiceOn } from '../support/test-service';
 
 // A server killed with SIGKILL leaves its warm browsers running under their keepers
 // (like every browser) and their profiles on disk. Warm browsers belong to no device, so
@@ -25,21 +25,6 @@ afterAll(async () => {
   await database?.drop();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 });
-
-/** The next start on the same database and data directory, in this process. */
-function inProcessEnv(): Record<string, string> {
-  return {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATABASE_URL: database!.url,
-    OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!,
-    OPERATOR_DATA_DIR: dataDir!,
-    OPERATOR_SERVE_CONSOLE: 'false',
-    CHROMIUM_PATH: '/usr/bin/chromium',
-    OPERATOR_WARM_BROWSERS: '2',
-    OPERATOR_LOG_LEVEL: 'silent',
-  };
-}
 
 const profilesRoot = () => path.join(dataDir!, 'profiles');
 
@@ -79,7 +64,7 @@ it('after a SIGKILLed server, a start kills its warm browsers and removes their 
   // Orphans now: nothing of the dead server closed them.
   for (const { pid } of left) expect(await isRunning(pid!)).toBe(true);
 
-  restarted = await startService(loadConfig(inProcessEnv()));
+  restarted = await startServiceOn(database.url, dataDir, { OPERATOR_WARM_BROWSERS: '2' });
   for (const { id, pid } of left) {
     expect(await isRunning(pid!)).toBe(false);
     expect(existsSync(path.join(profilesRoot(), id))).toBe(false);

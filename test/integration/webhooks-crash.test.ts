@@ -3,22 +3,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../db/client';
-import { loadConfig } from '../../server/core/config';
 import { emitEvent } from '../../server/domain/events/emit-event';
 import { createApiKey, createOrganization, createSpace } from '../../server/domain/orgs/operator-admin';
 import { verifyWebhook } from '../../server/domain/webhooks/verify-webhook';
-import { startService, type RunningService } from '../../server/assembly/start-service';
+import type { RunningService } from '../../server/assembly/start-service';
 import { freePort } from '../support/free-port';
 import { startHostProcess, type HostProcess } from '../support/host-process';
 import { apiClient } from '../support/http';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { startServiceOn } from '../support/test-service';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
+/** Beside the defaults of both kinds of start (host-process.ts, test-service.ts). */
 const ENV = {
-  HOST: '127.0.0.1',
-  OPERATOR_SERVE_CONSOLE: 'false',
-  OPERATOR_WARM_BROWSERS: '0',
-  OPERATOR_LOG_LEVEL: 'silent',
   OPERATOR_ALLOW_PRIVATE_DESTINATIONS: 'true',
   OPERATOR_WEBHOOK_RETRY_SCHEDULE_MS: '50',
   // The lease is the timeout plus 5 s: a dead instance's attempt is retried within ~6.5 s.
@@ -53,7 +50,7 @@ async function startServerProcess(): Promise<HostProcess> {
 }
 
 async function startInProcess(): Promise<RunningService> {
-  const service = await startService(loadConfig({ ...ENV, PORT: '0', DATABASE_URL: database.url, OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY!, OPERATOR_DATA_DIR: await dataDir() }));
+  const service = await startServiceOn(database.url, await dataDir(), ENV);
   cleanups.push(() => service.close());
   return service;
 }

@@ -22,17 +22,12 @@ export interface TestService {
   restart(mode?: StopMode): Promise<void>;
 }
 
-/**
- * Starts the real service on a free port, on a fresh database, with the console off
- * (the API never goes through Next). `env` overrides configuration variables.
- */
-export async function startTestService(env: Record<string, string> = {}, options: { logDestination?: { write(line: string): void } } = {}): Promise<TestService> {
-  const database = await createTestDatabase();
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-test-'));
-  const fullEnv: Record<string, string> = {
+/** The configuration tests start the service with: `env` over these. */
+function testEnvironment(databaseUrl: string, dataDir: string, env: Record<string, string>): Record<string, string> {
+  return {
     PORT: '0',
     HOST: '127.0.0.1',
-    DATABASE_URL: database.url,
+    DATABASE_URL: databaseUrl,
     OPERATOR_DATA_DIR: dataDir,
     OPERATOR_LOG_LEVEL: 'silent',
     OPERATOR_SERVE_CONSOLE: 'false',
@@ -52,6 +47,24 @@ export async function startTestService(env: Record<string, string> = {}, options
     OPERATOR_SECRETS_KEY: process.env.OPERATOR_SECRETS_KEY ?? '',
     ...env,
   };
+}
+
+/**
+ * Starts the real service in this process on a database and data directory the test
+ * keeps: e.g. the next start after a service process the test killed.
+ */
+export function startServiceOn(databaseUrl: string, dataDir: string, env: Record<string, string> = {}): Promise<RunningService> {
+  return startService(loadConfig(testEnvironment(databaseUrl, dataDir, env)));
+}
+
+/**
+ * Starts the real service on a free port, on a fresh database, with the console off
+ * (the API never goes through Next). `env` overrides configuration variables.
+ */
+export async function startTestService(env: Record<string, string> = {}, options: { logDestination?: { write(line: string): void } } = {}): Promise<TestService> {
+  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-test-'));
+  const fullEnv = testEnvironment(database.url, dataDir, env);
   let service = await startService(loadConfig(fullEnv), options);
   const handle: TestService = {
     service,
