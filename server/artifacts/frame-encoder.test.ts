@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { frameColors, isBlue, isRed } from '../../test/support/video-probe';
 import { spawnPiped } from '../os/spawner/child-spawner';
-import { FrameEncoder } from './frame-encoder';
+import { encodeFrames, FrameEncoder } from './frame-encoder';
 import { probeVideo } from './probe-video';
 
 const run = promisify(execFile);
@@ -13,6 +14,8 @@ const run = promisify(execFile);
 let folder: string;
 let frame: Buffer;
 let smallFrame: Buffer;
+let red: Buffer;
+let blue: Buffer;
 
 beforeAll(async () => {
   // The spawner up beforehand, as in a service that recorded before: its start (a Node
@@ -28,6 +31,12 @@ beforeAll(async () => {
   const small = path.join(folder, 'small.jpg');
   await run('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=white:s=640x360', '-frames:v', '1', small]);
   smallFrame = await readFile(small);
+  for (const colour of ['red', 'blue']) {
+    const file = path.join(folder, `${colour}.jpg`);
+    await run('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=${colour}:s=320x200`, '-frames:v', '1', file]);
+    if (colour === 'red') red = await readFile(file);
+    else blue = await readFile(file);
+  }
 });
 
 afterAll(async () => {
@@ -64,4 +73,50 @@ describe('FrameEncoder', () => {
     const video = await probeVideo(file);
     expect(Math.abs(video!.durationMs - elapsedMs)).toBeLessThan(600);
   });
+
+  it('starts with the frames kept before it, then goes on with the wall clock', async () => {
+    const file = path.join(folder, 'backlog.mp4');
+    // Two seconds kept red at 10 fps, as a spool hands them over.
+    const startedAt = Date.now() - 2_000;
+    const encoder = new FrameEncoder({ file, pidFile: `${file}.pid`, fps: 10, width: 320, height: 200 }, blue, { startedAt, frames: Array.from({ length: 20 }, () => red) });
+    await encoder.backlogWritten;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const ended = await encoder.stop();
+    expect(ended).toMatchObject({ ok: true, width: 320, height: 200 });
+    const colours = await frameColors(file);
+    // The kept frames first, in order, then the page as it is now: about a second of it.
+    expect(colours.slice(0, 20).every(isRed)).toBe(true);
+    expect(colours.slice(20).every(isBlue)).toBe(true);
+    expect(colours.length - 20).toBeGreaterThanOrEqual(8);
+    expect(Math.abs(ended.durationMs - (Date.now() - startedAt))).toBeLessThan(600);
+  });
 });
+
+describe('encodeFrames', () => {
+  it('encodes kept frames into a video of their length, as fast as ffmpeg takes them', async () => {
+    const file = path.join(folder, 'kept.mp4');
+    const frames = [...Array.from({ length: 15 }, () => red), ...Array.from({ length: 10 }, () => blue)];
+    const startedAt = Date.now();
+    const video = await encodeFrames({ file, pidFile: `${file}.pid`, fps: 5, width: 321, height: 201 }, frames, new AbortController().signal);
+    expect(video).toMatchObject({ ok: true, durationMs: 5_000, width: 320, height: 200 });
+    // Far quicker than the five seconds it shows.
+    expect(Date.now() - startedAt).toBeLessThan(4_000);
+    expect((await probeVideo(file))!.durationMs).toBeGreaterThan(4_500);
+    const colours = await frameColors(file);
+    expect(colours.filter(isRed)).toHaveLength(15);
+    expect(colours.slice(15).every(isBlue)).toBe(true);
+  });
+
+  it('kills ffmpeg when aborted and says the video is not whole', async () => {
+    const file = path.join(folder, 'aborted.mp4');
+    const abort = new AbortController();
+    // Enough busy 1080p frames that ffmpeg is still at work when the stop comes.
+    const encoding = encodeFrames({ file, pidFile: `${file}.pid`, fps: 5, width: 1920, height: 1080 }, Array.from({ length: 400 }, () => frame), abort.signal);
+    await expect.poll(async () => readFile(`${file}.pid`, 'utf8').catch(() => '')).not.toBe('');
+    abort.abort();
+    const video = await encoding;
+    expect(video.ok).toBe(false);
+    expect(video.diagnostics).toMatch(/^stopped/);
+  });
+});
+

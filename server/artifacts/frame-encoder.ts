@@ -4,10 +4,10 @@ import { spawnPiped, type PipedChild } from '../os/spawner/child-spawner';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 /**
- * ffmpeg runs as background work: its start (about 80 ms of CPU, most of it loading its
- * libraries) fell in a task's first steps, and its encoding in every step after; at a
- * niceness of 10 the page, the browser and the service go first, and ffmpeg, far below
- * a core at a recording's few frames a second, keeps up in the time they leave it.
+ * ffmpeg runs as background work: its start (40 to 140 ms of CPU, most of it loading its
+ * libraries) and its encoding would compete with the pages, the browsers and the service;
+ * at a niceness of 10 they go first, and ffmpeg, far below a core at a recording's few
+ * frames a second, keeps up in the time they leave it.
  */
 const ENCODER_NICENESS = 10;
 // Past this, a stopping ffmpeg is killed: the file it leaves is still a fragmented MP4 (up
@@ -34,8 +34,93 @@ export interface EncoderOptions {
   height: number;
 }
 
+/** How a recording's frames turn into its video: what ffmpeg is asked, and its start. */
+function startFfmpeg(options: EncoderOptions): Promise<PipedChild> {
+  const width = even(options.width);
+  const height = even(options.height);
+  // prettier-ignore
+  const args = [
+    '-hide_banner', '-loglevel', 'error', '-y',
+    '-f', 'image2pipe', '-framerate', String(options.fps), '-c:v', 'mjpeg', '-i', 'pipe:0',
+    '-vf', `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,format=yuv420p`,
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-crf', '32', '-g', String(options.fps * 2),
+    '-threads', '1',
+    '-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', options.file,
+  ];
+  return spawnPiped(FFMPEG, args, { niceness: ENCODER_NICENESS }).then((ffmpeg) => {
+    // A dead ffmpeg makes writes fail with EPIPE; its end reports it.
+    ffmpeg.stdin.on('error', () => undefined);
+    try {
+      writeFileSync(options.pidFile, String(ffmpeg.pid), { mode: 0o600 });
+    } catch {
+      // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
+    }
+    return ffmpeg;
+  });
+}
+
+/** How an encoder ended: the video's length and size, and whether ffmpeg finished it cleanly. */
+export interface EncodedVideo {
+  durationMs: number;
+  width: number;
+  height: number;
+  ok: boolean;
+  /** What went wrong, with ffmpeg's own words (for the log). */
+  diagnostics: string;
+}
+
+/** Waits for ffmpeg to finish its file once its input ended (STOP_TIMEOUT_MS at most). */
+async function untilEncoded(ffmpeg: PipedChild, options: EncoderOptions, frames: number, before: string): Promise<EncodedVideo> {
+  const timer = setTimeout(() => killIfRunning(ffmpeg.pid), STOP_TIMEOUT_MS);
+  const end = await ffmpeg.exited;
+  clearTimeout(timer);
+  const ok = 'code' in end && end.code === 0;
+  let diagnostics = before + ('stderr' in end ? end.stderr : '');
+  if (!ok) diagnostics = `${'error' in end ? end.error : `exited with ${end.code ?? end.signal}`}; ${diagnostics}`;
+  return { ...videoOf(options, frames), ok, diagnostics: diagnostics.trim() };
+}
+
+function videoOf(options: EncoderOptions, frames: number): { durationMs: number; width: number; height: number } {
+  return { durationMs: Math.round((frames * 1000) / options.fps), width: even(options.width), height: even(options.height) };
+}
+
 /**
- * Turns the screencast's JPEG frames into an H.264 video with Debian's ffmpeg.
+ * Encodes frames kept until now (frame-spool.ts), as fast as ffmpeg takes them: the video
+ * of a recording that ended. `abort` kills ffmpeg (a stop of the service): the result is
+ * then not ok, and the frames stay where they were for the next start.
+ */
+export async function encodeFrames(options: EncoderOptions, frames: readonly Buffer[], abort: AbortSignal): Promise<EncodedVideo> {
+  let ffmpeg: PipedChild;
+  try {
+    ffmpeg = await startFfmpeg(options);
+  } catch (error) {
+    return { ...videoOf(options, 0), ok: false, diagnostics: `could not start: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const kill = () => killIfRunning(ffmpeg.pid);
+  abort.addEventListener('abort', kill, { once: true });
+  try {
+    for (const frame of frames) {
+      if (abort.aborted || ffmpeg.stdin.destroyed) break;
+      if (!ffmpeg.stdin.write(frame)) await new Promise((resolve) => ffmpeg.stdin.once('drain', resolve).once('close', resolve));
+    }
+    ffmpeg.stdin.end();
+    const encoded = await untilEncoded(ffmpeg, options, frames.length, '');
+    return abort.aborted ? { ...encoded, ok: false, diagnostics: `stopped; ${encoded.diagnostics}` } : encoded;
+  } finally {
+    abort.removeEventListener('abort', kill);
+  }
+}
+
+/** Where a live encoder starts: frames kept before it (a spool's), and their first tick's time. */
+export interface EncoderBacklog {
+  /** When tick 0 was due. */
+  startedAt: number;
+  /** The frames of ticks 0, 1, ...: written first, in order. */
+  frames: readonly Buffer[];
+}
+
+/**
+ * Turns the screencast's JPEG frames into an H.264 video with Debian's ffmpeg, as they come.
  *
  * The screencast sends frames only when the page repaints, so a tick at `fps` writes the
  * latest frame as many times as wall-clock time says frames are due: the video has a
@@ -49,49 +134,41 @@ export interface EncoderOptions {
  * stdin closes: when this process stops, even by SIGKILL, the pipe closes and ffmpeg
  * finishes the file and exits; no ffmpeg outlives the service for long.
  *
+ * A recording that kept its frames in a spool first (recorder.ts) starts its encoder with
+ * them as the backlog: they are written first, and the wall clock's ticks go on after them.
+ *
  * ffmpeg is started by the spawner (child-spawner.ts), so a recording's start costs the
  * event loop nothing; frames due before it runs are written once it does, as after a stall.
  */
 export class FrameEncoder {
   readonly #started: Promise<PipedChild | null>;
   readonly #tick: PeriodicTimer;
-  readonly #startedAt = Date.now();
+  readonly #startedAt: number;
   readonly #fps: number;
-  /** The video's frame size. */
-  readonly width: number;
-  readonly height: number;
+  readonly #options: EncoderOptions;
+  readonly #backlog: readonly Buffer[];
+  /** Resolves once the backlog is in ffmpeg's pipe (not this process's memory). */
+  readonly backlogWritten: Promise<void>;
+  #backlogWritten: () => void = () => undefined;
+  #backlogDone = false;
   #ffmpeg: PipedChild | null = null;
   #latest: Buffer;
   #written = 0;
-  #stopping: Promise<{ durationMs: number; ok: boolean }> | null = null;
+  #stopping: Promise<EncodedVideo> | null = null;
   #stderr = '';
 
-  constructor(options: EncoderOptions, firstFrame: Buffer) {
-    const width = even(options.width);
-    const height = even(options.height);
-    this.width = width;
-    this.height = height;
+  constructor(options: EncoderOptions, latest: Buffer, backlog: EncoderBacklog = { startedAt: Date.now(), frames: [] }) {
+    this.#options = options;
     this.#fps = options.fps;
-    this.#latest = firstFrame;
-    // prettier-ignore
-    const args = [
-      '-hide_banner', '-loglevel', 'error', '-y',
-      '-f', 'image2pipe', '-framerate', String(options.fps), '-c:v', 'mjpeg', '-i', 'pipe:0',
-      '-vf', `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,format=yuv420p`,
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-crf', '32', '-g', String(options.fps * 2),
-      '-threads', '1',
-      '-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', options.file,
-    ];
-    this.#started = spawnPiped(FFMPEG, args, { niceness: ENCODER_NICENESS }).then(
+    this.#latest = latest;
+    this.#startedAt = backlog.startedAt;
+    this.#backlog = backlog.frames;
+    this.backlogWritten = new Promise((resolve) => {
+      this.#backlogWritten = resolve;
+    });
+    this.#started = startFfmpeg(options).then(
       (ffmpeg) => {
         this.#ffmpeg = ffmpeg;
-        // A dead ffmpeg makes writes fail with EPIPE; stop() reports it.
-        ffmpeg.stdin.on('error', () => undefined);
-        try {
-          writeFileSync(options.pidFile, String(ffmpeg.pid), { mode: 0o600 });
-        } catch {
-          // Without it, recovery still finishes the file; it only cannot wait for this ffmpeg.
-        }
         this.#writeDue();
         return ffmpeg;
       },
@@ -116,31 +193,20 @@ export class FrameEncoder {
     return this.#ffmpeg?.stdin.writableLength ?? 0;
   }
 
-  /** What ffmpeg said on stderr (for the log when it failed). */
-  get diagnostics(): string {
-    return this.#stderr.trim();
-  }
-
   /** The page's newest frame, a JPEG; shown from the next due frame on. */
   push(jpeg: Buffer): void {
     this.#latest = jpeg;
   }
 
   /** Writes the last due frames, closes ffmpeg's input and waits for the file to be complete. */
-  stop(): Promise<{ durationMs: number; ok: boolean }> {
+  stop(): Promise<EncodedVideo> {
     this.#stopping ??= (async () => {
       await this.#tick.stop();
       const ffmpeg = await this.#started;
-      if (ffmpeg === null) return { durationMs: 0, ok: false };
+      if (ffmpeg === null) return { ...videoOf(this.#options, 0), ok: false, diagnostics: this.#stderr };
       this.#writeDue();
       ffmpeg.stdin.end();
-      const timer = setTimeout(() => killIfRunning(ffmpeg.pid), STOP_TIMEOUT_MS);
-      const end = await ffmpeg.exited;
-      clearTimeout(timer);
-      const ok = 'code' in end && end.code === 0;
-      if ('stderr' in end) this.#stderr += end.stderr;
-      if (!ok) this.#stderr = `${'error' in end ? end.error : `exited with ${end.code ?? end.signal}`}; ${this.#stderr}`;
-      return { durationMs: Math.round((this.#written * 1000) / this.#fps), ok };
+      return untilEncoded(ffmpeg, this.#options, this.#written, this.#stderr);
     })();
     return this.#stopping;
   }
@@ -148,12 +214,18 @@ export class FrameEncoder {
   #writeDue(): void {
     const stdin = this.#ffmpeg?.stdin;
     if (stdin === undefined || stdin.destroyed || stdin.writableEnded) return;
-    const due = Math.floor(((Date.now() - this.#startedAt) * this.#fps) / 1000) + 1;
-    // After a long stall the gap is filled over the next ticks rather than in one burst.
-    const count = Math.min(due - this.#written, MAX_CATCH_UP_FRAMES);
+    const due = Math.max(Math.floor(((Date.now() - this.#startedAt) * this.#fps) / 1000) + 1, this.#backlog.length);
+    // After a long stall the gap is filled over the next ticks rather than in one burst;
+    // a backlog goes as fast as ffmpeg reads it.
+    const count = Math.min(due - this.#written, Math.max(MAX_CATCH_UP_FRAMES, this.#backlog.length - this.#written));
     for (let index = 0; index < count && stdin.writableLength < MAX_PENDING_BYTES; index += 1) {
-      stdin.write(this.#latest);
+      stdin.write(this.#backlog[this.#written] ?? this.#latest);
       this.#written += 1;
+    }
+    if (this.#written >= this.#backlog.length && !this.#backlogDone) {
+      this.#backlogDone = true;
+      if (stdin.writableLength === 0) this.#backlogWritten();
+      else stdin.once('drain', () => this.#backlogWritten());
     }
   }
 }
