@@ -1,7 +1,7 @@
 import { freemem, totalmem } from 'node:os';
 import { machineDescription } from '../test/support/service-process';
 import type { TaskPages } from '../test/support/task-pages';
-import { agentRun, runTaskBench, type Call } from './form-task';
+import { agentRun, runTaskBench, untilRecordingsStored, type Call } from './form-task';
 import { machineLoad } from './machine-load';
 
 // `npm run bench:density`: how many devices one host holds before the five-step form task's
@@ -70,6 +70,8 @@ runTaskBench('density', { OPERATOR_MAX_BROWSERS: String(capacity), OPERATOR_TASK
     for (let index = 0; index < IDLE_STEP; index += 1) idleDevices.push(await newDevice(call, spaceId));
   }
   const memoryPerIdleMiB = idleDevices.length === 0 ? null : Math.round((totalmem() - freemem() - memoryBefore) / idleDevices.length / 2 ** 20);
+  // Recordings are encoded after their tasks: the levels hold only if every one of them is stored.
+  const recordings = await untilRecordingsStored(service);
 
   console.log(
     JSON.stringify(
@@ -83,6 +85,7 @@ runTaskBench('density', { OPERATOR_MAX_BROWSERS: String(capacity), OPERATOR_TASK
         idleBeforeDoubling: idle.filter((level) => level.ofFirst < 2).at(-1)?.devices ?? 0,
         idleCapped: idle.every((level) => level.ofFirst < 2),
         hostMemoryPerIdleDeviceMiB: memoryPerIdleMiB,
+        recordings,
       },
       null,
       2,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { access, mkdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { Db } from '../../db/client';
 import type { LiveFrame } from '../browser';
@@ -16,10 +17,13 @@ import {
 } from '../domain/recordings/recording-rows';
 import { startSpawner } from '../os/spawner/child-spawner';
 import type { RetryingWrites } from '../storage';
-import { FrameEncoder } from './frame-encoder';
+import { EncodeQueue } from './encode-queue';
+import { encodeFrames } from './frame-encoder';
+import { readFrameSpool } from './frame-spool';
 import { FrameTimeline, jpegOf } from './frame-timeline';
 import { jpegSize } from './jpeg-size';
 import { probeVideo } from './probe-video';
+import { RecordingFrames } from './recording-frames';
 
 /** The device's screencast, shared with live-view sockets (server/gateway/device-views.ts). */
 export interface FrameSource {
@@ -44,6 +48,8 @@ export interface RecorderDeps {
   /** Videos are written under `<dataDir>/recordings/` until they are finished and stored. */
   dataDir: string;
   fps: number;
+  /** Recordings that end within this are encoded after their end; longer ones from then on, as they go (0: always as they go). */
+  encodeLiveAfterMs: number;
   log: Logger;
 }
 
@@ -61,25 +67,38 @@ const ORPHAN_WAIT_MS = 10_000;
 // How long a stop waits for the first frame of a recording that has none yet.
 const FIRST_FRAME_WAIT_MS = 1_000;
 
+// Encodings waiting past which a new recording is encoded as it goes: on a host that ends
+// recordings faster than it encodes them (saturated for long), the backlog on disk and a
+// client's wait for a video stay bounded, and the host falls back to encoding beside the runs.
+const MAX_ENCODINGS_WAITING = 16;
+
+// How long a stop of the service lets the encodings waiting finish; the rest are the next start's.
+const ENCODINGS_STOP_WAIT_MS = 10_000;
+
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 const NOTHING: ActiveRecording = { stop: async () => undefined, frameBetween: async () => null, shown: async () => undefined };
 
 /**
  * Records what a device's page shows while a subject (a task run, a live-view session,
- * a CDP session) runs: the shared screencast's frames go to ffmpeg (frame-encoder.ts),
- * into a file in this host's data directory; at the end the file goes to the object
- * store and its row in `recordings` becomes `ready`. A recording that cannot start or
- * finish is logged and marked `failed`; it never fails its subject.
+ * a CDP session) runs: the shared screencast's frames are kept in this host's data
+ * directory (recording-frames.ts) and encoded by ffmpeg (frame-encoder.ts) after the
+ * subject ends, one encoding after another (`encodeLiveAfterMs` and longer: as they
+ * come); the video goes to the object store and its row in `recordings` becomes `ready`.
+ * A recording that cannot start or finish is logged and marked `failed`; it never fails
+ * its subject.
  *
- * A process that dies mid-recording leaves its row `recording` and the file (ffmpeg
- * finishes it when its stdin closes); the next start of the same host (`recover`)
- * stores what the file holds, or marks the row `failed` when nothing readable is there.
+ * A process that dies mid-recording leaves its row `recording` and its frames: a spool
+ * (encoded by the next start of the same host, `recover`), or an MP4 that ffmpeg finishes
+ * when its stdin closes (stored by `recover` as it is, or marked `failed` when nothing
+ * readable is there).
  */
 export class Recorder {
   readonly #deps: RecorderDeps;
   readonly #directory: string;
   readonly #active = new Set<ActiveRecording>();
+  // Half the cores: encodings are background work beside the browsers.
+  readonly #encodings = new EncodeQueue(Math.floor(availableParallelism() / 2));
 
   constructor(deps: RecorderDeps) {
     this.#deps = deps;
@@ -95,7 +114,7 @@ export class Recorder {
     const { db, log } = this.#deps;
     const recordingId = randomUUID();
     const file = path.join(this.#directory, `${recordingId}.mp4`);
-    let encoder: FrameEncoder | null = null;
+    let kept: RecordingFrames | null = null;
     let stopped = false;
     let watch: FrameWatch | null = null;
     const timeline = new FrameTimeline(async () => watch?.repaint());
@@ -108,12 +127,13 @@ export class Recorder {
       if (stopped) return;
       firstFrame();
       const jpeg = jpegOf(frame);
-      if (encoder !== null) return encoder.push(jpeg);
+      if (kept !== null) return kept.push(jpeg);
       // The video is the size of the first frame (800 px wide for a recording alone, 1280
       // while people watch; live-view.ts); later frames of another size are scaled to it.
       const { width, height } = jpegSize(jpeg) ?? { width: frame.width, height: frame.height };
-      // The pid file: found again by recover() should this process die before stop().
-      encoder = new FrameEncoder({ file, pidFile: `${file}.pid`, fps: this.#deps.fps, width, height }, jpeg);
+      // The spool and the pid file: found again by recover() should this process die before stop().
+      const encodeLiveAfterMs = this.#encodings.size >= MAX_ENCODINGS_WAITING ? 0 : this.#deps.encodeLiveAfterMs;
+      kept = new RecordingFrames({ file, ...recordingFiles(file), fps: this.#deps.fps, width, height, encodeLiveAfterMs, log }, jpeg);
     };
     let row: RecordingRow;
     try {
@@ -136,25 +156,32 @@ export class Recorder {
         stopping ??= (async () => {
           // A run shorter than the screencast's first frame (the live view sends one
           // within 300 ms even of a still page) still gets its picture.
-          if (encoder === null) await Promise.race([firstFrameArrived, delay(FIRST_FRAME_WAIT_MS)]);
+          if (kept === null) await Promise.race([firstFrameArrived, delay(FIRST_FRAME_WAIT_MS)]);
           stopped = true;
           // Frames keep coming for the waits on frames (a step's effect painting) while
-          // ffmpeg finishes: those waits end with the video, at no cost of their own.
+          // the frames end: those waits end with the video, at no cost of their own.
           const stopWatching = () => {
             timeline.end();
             watch.stop();
           };
-          const running = encoder as FrameEncoder | null;
-          if (running === null) {
+          const recorded = kept as RecordingFrames | null;
+          if (recorded === null) {
             stopWatching();
             await markRecordingFailed(db, recordingId).catch((error: unknown) => log.error({ err: error, recordingId }, 'could not mark a recording failed'));
             return;
           }
-          const ended = await running.stop();
+          const ended = await recorded.end();
           stopWatching();
-          if (!ended.ok) log.warn({ recordingId, ffmpeg: running.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
+          if (ended.kind === 'spooled') return this.#encodeLater(row);
+          if (ended.kind === 'failed') {
+            log.warn({ recordingId, reason: ended.diagnostics }, 'a recording lost its frames; marked failed');
+            await markRecordingFailed(db, recordingId).catch((error: unknown) => log.error({ err: error, recordingId }, 'could not mark a recording failed'));
+            await removeRecordingFiles(file);
+            return;
+          }
+          if (!ended.video.ok) log.warn({ recordingId, ffmpeg: ended.video.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
           // A clean end needs no ffprobe (a second or more on a busy machine): the encoder knows.
-          await this.#finish(row, file, ended.ok ? { durationMs: ended.durationMs, width: running.width, height: running.height } : null);
+          await this.#finish(row, file, ended.video.ok ? ended.video : null);
         })().finally(() => this.#active.delete(active));
         return stopping;
       },
@@ -165,9 +192,13 @@ export class Recorder {
     return active;
   }
 
-  /** Finishes every recording in progress (at shutdown, after the runs stopped). */
+  /**
+   * Finishes every recording in progress (at shutdown, after the runs stopped), and gives
+   * the encodings waiting ENCODINGS_STOP_WAIT_MS; what is left then, the next start encodes.
+   */
   async stopAll(): Promise<void> {
     await Promise.all([...this.#active].map((active) => active.stop()));
+    await this.#encodings.stop(ENCODINGS_STOP_WAIT_MS);
   }
 
   /** Makes ready what a recording's start needs (the spawner that starts ffmpeg), off any task's path. */
@@ -175,13 +206,49 @@ export class Recorder {
     startSpawner();
   }
 
-  /** Stores, or marks failed, what this host's previous process left recording. */
+  /**
+   * Stores, or marks failed, what this host's previous process left recording: frames it
+   * kept are encoded again from the start (an encoding it had begun is not trusted), a
+   * video ffmpeg finished by itself is stored as it is.
+   */
   async recover(): Promise<void> {
     for (const row of await interruptedRecordings(this.#deps.db, this.#deps.hostId)) {
       const file = path.join(this.#directory, `${row.id}.mp4`);
       await waitForOrphanEncoder(file);
-      await this.#finish(row, file);
+      const spooled = await access(recordingFiles(file).spoolFile).then(
+        () => true,
+        () => false,
+      );
+      if (spooled) this.#encodeLater(row);
+      else await this.#finish(row, file);
     }
+  }
+
+  /**
+   * Encodes a recording's kept frames once the encodings before it are done, then stores
+   * it. A stop of the service meanwhile leaves the frames and the row to the next start.
+   */
+  #encodeLater(row: RecordingRow): void {
+    const { log, db } = this.#deps;
+    const file = path.join(this.#directory, `${row.id}.mp4`);
+    const { spoolFile, pidFile } = recordingFiles(file);
+    this.#encodings.add(async (stopping) => {
+      const spooled = await readFrameSpool(spoolFile).catch(() => null);
+      const first = spooled?.frames[0];
+      if (spooled === null || first === undefined) {
+        log.warn({ recordingId: row.id }, 'a recording\'s kept frames are unreadable; marked failed');
+        await this.#deps.databaseAvailability.retryWhileUnreachable(() => markRecordingFailed(db, row.id)).catch(() => undefined);
+        await removeRecordingFiles(file);
+        return;
+      }
+      const size = jpegSize(first) ?? { width: 800, height: 600 };
+      const video = await encodeFrames({ file, pidFile, fps: spooled.fps, ...size }, spooled.frames, stopping);
+      if (stopping.aborted) return;
+      // The video holds every frame now: a restart from here stores it rather than encoding again.
+      if (video.ok) await rm(spoolFile, { force: true });
+      else log.warn({ recordingId: row.id, ffmpeg: video.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
+      await this.#finish(row, file, video.ok ? video : null);
+    });
   }
 
   /**
@@ -223,10 +290,17 @@ export class Recorder {
   }
 }
 
-/** The video file and the pid file of its encoder. */
+/** Beside a recording's video: its kept frames, and its encoder's pid. */
+function recordingFiles(file: string): { spoolFile: string; pidFile: string } {
+  return { spoolFile: `${file}.frames`, pidFile: `${file}.pid` };
+}
+
+/** The video file, its kept frames and the pid file of its encoder. */
 async function removeRecordingFiles(file: string): Promise<void> {
+  const { spoolFile, pidFile } = recordingFiles(file);
   await rm(file, { force: true });
-  await rm(`${file}.pid`, { force: true });
+  await rm(spoolFile, { force: true });
+  await rm(pidFile, { force: true });
 }
 
 /**

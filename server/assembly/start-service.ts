@@ -200,7 +200,7 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     keyRevocations: new KeyRevocations(notifications, database.db, databaseAvailability.reportingOthers((error) => log.error({ err: error }, 'key revocation check failed'))),
     store,
     writes,
-    recorder: new Recorder({ db: database.db, databaseAvailability, writes, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, log }),
+    recorder: new Recorder({ db: database.db, databaseAvailability, writes, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, encodeLiveAfterMs: config.artifacts.recordingDeferMs, log }),
   };
   services.keyRevocations.onAnyRevoked((keyId) => services.authenticator.forgetKey(keyId));
 

@@ -148,6 +148,10 @@ const EnvSchema = z.object({
   OPERATOR_ARTIFACT_RETENTION_DAYS: positiveInt(30),
   // Frames per second a recording keeps at most: ffmpeg's CPU grows with it.
   OPERATOR_RECORDING_FPS: z.coerce.number().int().min(1).max(30).default(5),
+  // A recording that ends within this many seconds is encoded after its end, one encoding
+  // at a time, not beside its browser; a longer one is encoded from then on as it goes. 0:
+  // every recording is encoded as it goes.
+  OPERATOR_RECORDING_DEFER_SECS: z.coerce.number().int().min(0).max(600).default(60),
   // Caps on what a task's `download` actions keep: per file, and all of one task's together.
   OPERATOR_DOWNLOAD_MAX_FILE_BYTES: positiveInt(50 * 1024 * 1024),
   OPERATOR_DOWNLOAD_MAX_TASK_BYTES: positiveInt(200 * 1024 * 1024),
@@ -294,6 +298,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     artifacts: {
       retentionMs: e.OPERATOR_ARTIFACT_RETENTION_DAYS * 86_400_000,
       recordingFps: e.OPERATOR_RECORDING_FPS,
+      recordingDeferMs: e.OPERATOR_RECORDING_DEFER_SECS * 1000,
       downloadMaxFileBytes: e.OPERATOR_DOWNLOAD_MAX_FILE_BYTES,
       downloadMaxTaskBytes: e.OPERATOR_DOWNLOAD_MAX_TASK_BYTES,
     },
