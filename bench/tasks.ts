@@ -44,12 +44,21 @@ async function directRun(page: Page, pages: TaskPages, email: string): Promise<n
 }
 
 /**
+ * Waits until the service encoded and stored every recording (they are encoded after their
+ * runs): each side of a comparison starts on a machine the other side's work has left,
+ * so the agent's encodings are not charged to direct puppeteer's runs. Returns how long it
+ * waited.
+ */
+type Settle = () => Promise<number>;
+
+/**
  * Per step at one device: the agent's runs and the same five actions directly with
  * puppeteer-core on a bare browser, alternating (agent first in even rounds, direct first
- * in odd ones), so both sides of the ratio meet the same machine. Round -1 of each warms
- * the page, the JIT and the connection pool and is not counted.
+ * in odd ones), so both sides of the ratio meet the same machine, each once the
+ * recordings before it are stored. Round -1 of each warms the page, the JIT and the
+ * connection pool and is not counted.
  */
-async function benchPerStep(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages): Promise<{ agent: number[]; direct: number[] }> {
+async function benchPerStep(call: Call, baseUrl: string, key: string, deviceId: string, pages: TaskPages, settle: Settle): Promise<{ agent: number[]; direct: number[] }> {
   const profile = await mkdtemp(path.join(tmpdir(), 'bench-tasks-direct-'));
   const browser = await launchChromiumAsTheService(profile, FLAGS, CHROMIUM_PATH);
   const agent: number[] = [];
@@ -60,7 +69,10 @@ async function benchPerStep(call: Call, baseUrl: string, key: string, deviceId: 
       const email = `run${run}@example.com`;
       const sides = [async () => agent.push(await agentRun(call, baseUrl, key, deviceId, pages, email)), async () => direct.push(await directRun(page, pages, email))];
       if (run % 2 !== 0) sides.reverse();
-      for (const side of sides) await side();
+      for (const side of sides) {
+        await settle();
+        await side();
+      }
       if (run === -1) {
         agent.length = 0;
         direct.length = 0;
@@ -125,18 +137,21 @@ interface ParallelSide {
  * Ten at once, in PARALLEL_ROUNDS alternating rounds (after one untimed round each): every
  * device runs the form task at the same moment (per step: the service's created_at →
  * finished_at / 5), against 10 bare browsers, launched beforehand, running the same
- * actions at the same moment.
+ * actions at the same moment. Each round starts once the recordings before it are stored;
+ * how long that took after an agent round is the encodings' own figure.
  */
-async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceIds: string[], pages: TaskPages) {
+async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceIds: string[], pages: TaskPages, settle: Settle) {
   const root = await mkdtemp(path.join(tmpdir(), 'bench-tasks-ten-'));
   await chmod(root, 0o711);
   const browsers: Browser[] = [];
   const agent: ParallelSide = { wallMs: [], perStepMs: [] };
   const direct: ParallelSide = { wallMs: [], perStepMs: [] };
+  const storedAfterAgentMs: number[] = [];
   try {
     for (let index = 0; index < deviceIds.length; index += 1) browsers.push(await launchChromiumAsTheService(path.join(root, String(index)), FLAGS, CHROMIUM_PATH));
     const directPages = await Promise.all(browsers.map((browser) => browser.newPage()));
     const agentRound = async (round: number, record: boolean) => {
+      await settle();
       const started = performance.now();
       const steps = await Promise.all(
         deviceIds.map(async (device, index) => {
@@ -150,8 +165,10 @@ async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceId
       if (!record) return;
       agent.wallMs.push(performance.now() - started);
       agent.perStepMs.push(...steps);
+      storedAfterAgentMs.push(await settle());
     };
     const directRound = async (round: number, record: boolean) => {
+      await settle();
       const started = performance.now();
       const steps = await Promise.all(directPages.map((page, index) => directRun(page, pages, `ten${round}-${index}@example.com`)));
       if (!record) return;
@@ -182,6 +199,8 @@ async function benchTenAtOnce(call: Call, baseUrl: string, key: string, deviceId
     agent: side(agent),
     directPuppeteer: side(direct),
     perStepRatio: round(mean(agent.perStepMs) / mean(direct.perStepMs), 2),
+    /** After each agent round, how long until its ten recordings were encoded and stored. */
+    recordingsStoredAfterMs: sorted(storedAfterAgentMs).map(Math.round),
   };
 }
 
@@ -193,7 +212,8 @@ runTaskBench('tasks', { CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '20', OPERATOR_TAS
     deviceIds.push(created.body.id);
   }
 
-  const { agent, direct } = await benchPerStep(call, service.url, key, deviceIds[0]!, pages);
+  const settle: Settle = async () => (await untilRecordingsStored(service)).storedAfterMs;
+  const { agent, direct } = await benchPerStep(call, service.url, key, deviceIds[0]!, pages, settle);
   const agentMean = agent.reduce((sum, value) => sum + value, 0) / agent.length;
   const directMean = direct.reduce((sum, value) => sum + value, 0) / direct.length;
   // The first figure on its own at once: a later part may not finish on a saturated machine.
@@ -201,7 +221,7 @@ runTaskBench('tasks', { CHROMIUM_PATH, OPERATOR_MAX_BROWSERS: '20', OPERATOR_TAS
   if (PER_STEP_ONLY) return;
   const submit = await benchSubmit(call, deviceIds);
   const throughput = await benchThroughput(call, service.url, key, deviceIds, pages);
-  const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages);
+  const tenAtOnce = await benchTenAtOnce(call, service.url, key, deviceIds, pages, settle);
   // Recordings are encoded after their tasks: the figures hold only if every one of them is stored.
   const recordingsStored = await untilRecordingsStored(service);
   const load = { before: loadBefore, after: await machineLoad() };
