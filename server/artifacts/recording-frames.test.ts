@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lavfiJpeg } from '../../test/support/lavfi-jpeg';
 import { frameColors, isBlue, isRed } from '../../test/support/video-probe';
 import { createLogger } from '../core/log';
 import { readFrameSpool } from './frame-spool';
 import { RecordingFrames } from './recording-frames';
 
-const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const exists = (file: string) =>
   access(file).then(
@@ -24,12 +22,8 @@ const log = createLogger('silent');
 
 beforeAll(async () => {
   folder = await mkdtemp(path.join(tmpdir(), 'recording-frames-'));
-  for (const colour of ['red', 'blue']) {
-    const file = path.join(folder, `${colour}.jpg`);
-    await run('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=${colour}:s=320x200`, '-frames:v', '1', file]);
-    if (colour === 'red') red = await readFile(file);
-    else blue = await readFile(file);
-  }
+  red = await lavfiJpeg('color=c=red:s=320x200');
+  blue = await lavfiJpeg('color=c=blue:s=320x200');
 });
 afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
@@ -58,8 +52,8 @@ describe('RecordingFrames', () => {
   });
 
   it('starts its encoder once the deferral passes, with the kept frames first, and removes the spool', async () => {
-    const { frames, spoolFile, pidFile, file } = framesIn('went-live', 700);
-    await sleep(400);
+    const { frames, spoolFile, pidFile, file } = framesIn('went-live', 1_500);
+    await sleep(300);
     // Still kept: nothing encodes yet.
     expect(await exists(spoolFile)).toBe(true);
     expect(await exists(pidFile)).toBe(false);
@@ -75,7 +69,8 @@ describe('RecordingFrames', () => {
     // Red from the first frame, kept before the encoder began; blue at the end, sent to it live.
     expect(colours.slice(0, 6).every(isRed)).toBe(true);
     expect(colours.slice(-5).every(isBlue)).toBe(true);
-    expect(colours.length).toBeGreaterThanOrEqual(18);
+    // At least the 1.5 s before the encoder and the 0.8 s after, at 10 fps.
+    expect(colours.length).toBeGreaterThanOrEqual(23);
   });
 
   it('encodes as it goes from the first frame when told not to wait', async () => {
