@@ -53,7 +53,7 @@ export interface RecorderDeps {
   log: Logger;
 }
 
-/** A recording in progress; stop() finishes and stores it (never throws). */
+/** A recording in progress; stop() ends it, its video encoded and stored then or in the encode queue (never throws). */
 export interface ActiveRecording {
   stop(): Promise<void>;
   /** The frames it saw (frame-timeline.ts): a step's picture is one of them. */

@@ -197,8 +197,8 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const end = (outcome: AgentOutcome) => databaseAvailability.retryWhileUnreachable(() => finish(task, outcome));
     heartbeat.start();
     // Started alongside the run's first reads (the first step's picture needs its frames),
-    // and stopped after the task's end is written: ffmpeg's last frames and the store's
-    // write (about a tenth of a second on a quiet machine) are not the client's wait. A
+    // and stopped after the task's end is written: the video's encoding and the store's
+    // write (a second or so on a quiet machine) are not the client's wait. A
     // client told the task ended and asking meanwhile is answered once they are stored
     // (stored-recording.ts, and the step pictures' route).
     const started = deps.recorder.start({ kind: 'task', id: task.id, orgId: task.orgId }, task.deviceId);

@@ -3,8 +3,9 @@ import type { Db } from '../../../db/client';
 import { recordings, type RecordingSubject } from '../../../db/schema';
 import { latestReadyRecording, type RecordingRow } from './recording-rows';
 
-// A task's end is written before its run's video is stored (ffmpeg's last frames and the
-// store's write: about a tenth of a second on a quiet host, seconds on a saturated one), so
+// A task's end is written before its run's video is stored (its encoding, after the
+// encodings waiting before it, and the store's write: a second or so on a quiet host,
+// seconds more on a saturated one), so
 // a client told that the task ended may ask before it is there: it is waited for this long.
 const STORING_WAIT_MS = 15_000;
 const STORING_POLL_MS = 100;
