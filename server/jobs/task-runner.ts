@@ -207,6 +207,9 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const screenshots = new StepScreenshots({ writes: deps.writes, log, recording: started, forget: (key) => forgetStepScreenshot(deps.db, task.id, key) });
     const recording = {
       stop: async () => {
+        // The run's end is its last step's next action: that step's effect is shown (its
+        // frame in the recording) before the video ends, as before any other action.
+        await screenshots.actionStarting('watches');
         await (await started).stop();
         await screenshots.settled();
       },
