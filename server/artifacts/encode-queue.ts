@@ -1,3 +1,5 @@
+import { settledWithin } from '../core/settled-within';
+
 /** One encoding of a finished recording; told by its signal when the service stops. */
 export type EncodeJob = (stopping: AbortSignal) => Promise<void>;
 
@@ -5,8 +7,8 @@ export type EncodeJob = (stopping: AbortSignal) => Promise<void>;
  * The encodings waiting on this host, run in the order they came, `concurrency` at once:
  * recordings are encoded after their subjects end (recorder.ts), and a burst of ended
  * tasks must not start a burst of ffmpeg processes beside the browsers still at work.
- * A stop aborts the encodings running (their frames stay for the next start) and drops the
- * waiting ones (which the next start finds the same way).
+ * A stop gives them a while, then aborts the encodings running (their frames stay for the
+ * next start) and drops the waiting ones (which the next start finds the same way).
  */
 export class EncodeQueue {
   readonly #concurrency: number;
@@ -37,9 +39,7 @@ export class EncodeQueue {
    */
   async stop(waitMs: number): Promise<void> {
     this.#accepting = false;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.#drained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await settledWithin(this.#drained(), waitMs);
     this.#waiting.length = 0;
     this.#stopping.abort();
     await Promise.all(this.#running);
