@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../test/support/free-port';
+import { startPostgresFaultProxy } from '../test/support/postgres-fault-proxy';
 import { startRoundTripCounter } from '../test/support/round-trip-counter';
 import { createTestDatabase, type TestDatabase } from '../test/support/test-database';
 import { connectDatabase, type Database } from './client';
@@ -66,6 +68,32 @@ describe('connectDatabase', () => {
     } finally {
       await proxied.close();
       await counter.close();
+    }
+  });
+
+  it('fails the queries of a connection lost as it opens, and leaves no rejection unhandled', async () => {
+    // postgres.js's first statement on a new connection is its read of the array types;
+    // the proxy cuts the connection there, then refuses: a database going away as a
+    // connection opens. Unpatched, that read's rejection reached nobody and ended the process.
+    const proxy = await startPostgresFaultProxy(testDb.url, await freePort());
+    const proxied = connectDatabase(proxy.url, 1);
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', collect);
+    try {
+      proxy.cutAfterStartup();
+      await expect(proxied.db.execute(sql`select 1 as lost`)).rejects.toThrow();
+      expect(proxy.cuts).toBeGreaterThan(0);
+      // Rejections are reported unhandled after the turn of the event loop they happen in.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(unhandled).toEqual([]);
+
+      await proxy.restore();
+      expect(await proxied.db.execute(sql`select ${'{a,b}'}::text[] as back`)).toEqual([{ back: ['a', 'b'] }]);
+    } finally {
+      process.off('unhandledRejection', collect);
+      await proxied.close();
+      await proxy.close();
     }
   });
 });

@@ -23,16 +23,6 @@ async function main(): Promise<void> {
   // developer at a terminal expects.
   process.on('SIGTERM', () => stop('SIGTERM', config.browser.retireOnStop ? 'shutdown' : 'handover'));
   process.on('SIGINT', () => stop('SIGINT', 'shutdown'));
-  // postgres.js reads the array types on every new connection and hands that query's
-  // promise to nobody (its connection.js: ReadyForQuery returns fetchArrayTypes()), so a
-  // connection that opens as the database goes away rejects it unhandled, which ended
-  // the process in the middle of the outage it is built to wait out. Such a rejection is
-  // that outage, which the database's availability notes; any other unhandled rejection
-  // still ends the process, as Node's default does.
-  process.on('unhandledRejection', (reason) => {
-    if (service.services.databaseAvailability.absorb(reason)) return;
-    throw reason;
-  });
 }
 
 main().catch((error: unknown) => {

@@ -9,8 +9,9 @@ import { startPostgresFaultProxy, type PostgresFaultProxy } from '../support/pos
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 // The database goes away just as a connection of the service finished opening: postgres.js
-// was reading the array types on it, a read whose promise it hands to nobody. The service
-// process must wait the outage out like any other, not die of an unhandled rejection.
+// was reading the array types on it, a read whose promise it handed to nobody (patched:
+// patches/README.md). The service process must wait the outage out like any other, not
+// die of an unhandled rejection.
 
 let database: TestDatabase;
 let proxy: PostgresFaultProxy;
