@@ -31,8 +31,11 @@ export interface PuppeteerBrowserHandleOptions {
   browser: Browser;
   /** The context the device's page lives in: the default one or the device's own. */
   context: BrowserContext;
-  /** Provider-specific teardown (stop the process, or leave a remote browser). */
-  release: () => Promise<void>;
+  /**
+   * Provider-specific teardown (stop the process, or leave a remote browser); `profile`
+   * says whether the profile is kept for a later launch or deleted next (BrowserHandle.discard).
+   */
+  release: (profile: 'kept' | 'deleted') => Promise<void>;
   /** Provider-specific hand-over: disconnect from the keeper, leaving the browser running. */
   detach: () => Promise<void>;
   /** The egress proxy the browser goes through; null where none is in front of it. */
@@ -60,7 +63,7 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   readonly location: string | null;
   private readonly browser: Browser;
   private readonly context: BrowserContext;
-  private readonly release: () => Promise<void>;
+  private readonly release: (profile: 'kept' | 'deleted') => Promise<void>;
   private readonly leave: () => Promise<void>;
   private readonly egress: EgressGate | null;
   private readonly downloadsDir: string | null;
@@ -124,7 +127,12 @@ export class PuppeteerBrowserHandle implements BrowserHandle {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.release();
+    this.closing ??= this.release('kept');
+    return this.closing;
+  }
+
+  discard(): Promise<void> {
+    this.closing ??= this.release('deleted');
     return this.closing;
   }
 

@@ -204,12 +204,14 @@ export class BrowserlessProvider implements BrowserProvider {
       browser,
       context,
       egress: this.options.egress,
-      release: async () => {
+      release: async (profile) => {
         this.running.delete(handle);
         if (!browser.connected) return;
         // A state that cannot be read or written leaves the previous save in place; the
-        // browser closes regardless.
-        await Promise.race([this.saveState(deviceId, context, origins).catch(() => undefined), sleep(STATE_SAVE_TIMEOUT_MS, undefined, { ref: false })]);
+        // browser closes regardless. A device whose profile is deleted next saves none.
+        if (profile === 'kept') {
+          await Promise.race([this.saveState(deviceId, context, origins).catch(() => undefined), sleep(STATE_SAVE_TIMEOUT_MS, undefined, { ref: false })]);
+        }
         await context.close().catch(() => undefined);
         // The keeper leaves the browser (browserless closes it with its last client) and
         // exits, which ends puppeteer's connection too.

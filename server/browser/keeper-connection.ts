@@ -108,6 +108,11 @@ export class KeeperConnection implements ConnectionTransport {
     return this.finish({ keeper: 'close' });
   }
 
+  /** Ends the browser of a profile deleted next (keeper-protocol.ts, `discard`); resolves as closeBrowser(). */
+  discardBrowser(): Promise<void> {
+    return this.finish({ keeper: 'discard' });
+  }
+
   /** Leaves the browser running for whoever else holds it, and ends the keeper. */
   releaseBrowser(): Promise<void> {
     return this.finish({ keeper: 'release' });

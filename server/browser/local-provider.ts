@@ -227,10 +227,11 @@ export class LocalBrowserProvider implements BrowserProvider {
       egress: this.options.egress,
       downloadsDir: path.join(profileDir, 'downloads'),
       stagehand: this.stagehand(profileDir),
-      release: async () => {
+      release: async (profile) => {
         this.running.delete(handle);
-        // The keeper asks Chromium to close (cookies flushed), kills its group, and exits.
-        await connection.closeBrowser();
+        // The keeper asks Chromium to close (cookies flushed) and kills its group, or, for a
+        // profile deleted next, only kills the group; then it exits.
+        await (profile === 'kept' ? connection.closeBrowser() : connection.discardBrowser());
         await retire();
       },
       detach: async () => {

@@ -8,7 +8,8 @@ class SlowClosingProvider extends FakeBrowserProvider {
   readonly closings: Array<() => void> = [];
   override async launch(request: LaunchRequest): Promise<BrowserHandle> {
     const handle = (await super.launch(request)) as FakeBrowserHandle;
-    handle.close = () => new Promise<void>((resolve) => this.closings.push(resolve));
+    // A destroy discards the browser; a close keeps its profile: both take their time here.
+    handle.close = handle.discard = () => new Promise<void>((resolve) => this.closings.push(resolve));
     return handle;
   }
 }
@@ -64,8 +65,8 @@ class OneBrowserProvider extends SlowClosingProvider {
     if (this.#open >= 1) throw new CapacityExhaustedError(5, 'the remote pool is full');
     this.#open += 1;
     const handle = await super.launch(request);
-    const close = handle.close.bind(handle);
-    handle.close = () => close().then(() => void (this.#open -= 1));
+    const discard = handle.discard.bind(handle);
+    handle.discard = () => discard().then(() => void (this.#open -= 1));
     return handle;
   }
 }

@@ -242,14 +242,16 @@ export class BrowserPool {
   }
 
   /** Closes the device's browser, keeping its profile. No-op when it is not running. */
-  async close(deviceId: string): Promise<void> {
+  close(deviceId: string): Promise<void> {
+    return this.end(deviceId, (handle) => handle.close());
+  }
+
+  /** Ends the device's browser with `how` (close, or discard); its slot is free at once. */
+  private async end(deviceId: string, how: (handle: BrowserHandle) => Promise<void>): Promise<void> {
     const slot = this.slots.get(deviceId);
     if (!slot) return this.closing.get(deviceId);
     this.dropSlot(deviceId, slot);
-    const closed = slot.handle.then(
-      (handle) => handle.close(),
-      () => undefined,
-    );
+    const closed = slot.handle.then(how, () => undefined);
     const tracked = closed.finally(() => {
       if (this.closing.get(deviceId) === tracked) this.closing.delete(deviceId);
       this.warm?.fill(); // the slot is free again
@@ -259,14 +261,15 @@ export class BrowserPool {
   }
 
   /**
-   * Closes the device's browser and deletes its profile. The slot is free at once (the
+   * Ends the device's browser without saving anything of it (BrowserHandle.discard) and
+   * deletes its profile. The slot is free at once (the
    * device no longer runs here), so a caller may leave the rest to run on: a stop of the
    * service waits for it, and what a process dying meanwhile leaves (a kept browser, a
    * profile) the next start removes (reconcileHostDevices).
    */
   destroy(deviceId: string): Promise<void> {
     const destroyed = (async () => {
-      await this.close(deviceId);
+      await this.end(deviceId, (handle) => handle.discard());
       await this.provider.destroyProfile(deviceId);
     })();
     const tracked = destroyed.catch(() => undefined).finally(() => this.destroying.delete(tracked));

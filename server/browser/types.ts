@@ -281,6 +281,12 @@ export interface BrowserHandle {
   /** Closes the browser, keeping the profile for a later launch. */
   close(): Promise<void>;
   /**
+   * Ends the browser of a device whose profile is deleted next: nothing of it is kept, so
+   * nothing is saved or flushed first (a local Chromium is killed; a browserless device's
+   * state is not saved). Like close() for the disconnect listeners.
+   */
+  discard(): Promise<void>;
+  /**
    * Lets go of the browser without closing it: it keeps running under its keeper until a
    * service re-attaches (or the keeper reaps it, docs/architecture.md "Process model").
    */

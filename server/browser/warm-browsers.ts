@@ -172,7 +172,7 @@ export class WarmBrowsers {
   private retire(browser: WarmBrowser): Promise<void> {
     const done = browser.handle
       .then(
-        (handle) => handle.close(),
+        (handle) => handle.discard(),
         () => undefined,
       )
       .then(() => this.launcher.discard(browser.id))

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import type { DeviceStateStore } from '../../server/browser/device-state';
 import { KeeperBusyError, KeeperConnection } from '../../server/browser/keeper-connection';
 import { keepersDirectory, keeperSocket } from '../../server/browser/keeper-directory';
 import { LocalBrowserProvider } from '../../server/browser/local-provider';
+import { localProfilesRoot } from '../../server/browser/profile-directory';
 import type { BrowserHandle, PageDriver } from '../../server/browser/types';
 import { BROWSER_ISOLATION, CHROMIUM_PATH, makeTempDir, startPageServer, type PageServer } from '../support/browser-fixtures';
 import { startBrowserlessServer, type BrowserlessServer } from '../support/browserless-server';
@@ -217,6 +218,30 @@ describe('local browsers under keepers', () => {
     await localProvider(dataDir).closeKept('leftover-device');
   });
 
+  it('discard() ends a browser whose profile is deleted next without the close that flushes it; close() flushes', async () => {
+    const dataDir = path.join(temp.dir, 'discarded');
+    const provider = localProvider(dataDir);
+    // Chromium writes cookies to its profile every 30 s, and at a graceful close.
+    const cookiesSaved = async (deviceId: string) => (await readFile(path.join(localProfilesRoot(dataDir), deviceId, 'Default', 'Cookies')).catch(() => Buffer.alloc(0))).includes('device_session');
+    const withCookie = async (deviceId: string) => {
+      const handle = await provider.launch({ deviceId, orgId: 'org-1' });
+      await (await handle.page()).navigate(server.url('/set-cookie'));
+      return handle;
+    };
+
+    const closed = await withCookie('closed-device');
+    await closed.close();
+    expect(await cookiesSaved('closed-device')).toBe(true);
+
+    const discarded = await withCookie('discarded-device');
+    await discarded.discard();
+    expect(await isRunning(discarded.pid!)).toBe(false);
+    expect(await processGroupMembers(discarded.pid!)).toEqual([]);
+    expect(await keepersOf(dataDir)).toEqual([]);
+    expect(await cookiesSaved('discarded-device')).toBe(false);
+    await provider.shutdown();
+  });
+
   it('closeKept() closes a kept browser no device of this host needs any more', async () => {
     const dataDir = path.join(temp.dir, 'stray');
     const first = localProvider(dataDir);
@@ -289,4 +314,18 @@ describe('browserless browsers under keepers', () => {
     expect(await keepersOf(hostA)).toEqual([]);
     expect(await keepersOf(hostB)).toEqual([]);
   }, 120_000);
+
+  it('discard() saves nothing of a device whose state is deleted next; close() saves its cookies', async () => {
+    const store = new MemoryStateStore();
+    const provider = remoteProvider(path.join(temp.dir, 'remote-discard'), store);
+    for (const [deviceId, end] of [['closed-remote', 'close'], ['discarded-remote', 'discard']] as const) {
+      const handle = await provider.launch({ deviceId, orgId: 'org-1' });
+      await (await handle.page()).navigate(server.url('/set-cookie'));
+      await handle[end]();
+    }
+    expect(JSON.stringify(store.states.get('closed-remote'))).toContain('device_session');
+    expect(store.states.has('discarded-remote')).toBe(false);
+    await provider.shutdown();
+    expect(await waitUntil(async () => (await browserlessSessions()).length === 0, 10_000)).toBe(true);
+  }, 60_000);
 });

@@ -111,5 +111,7 @@ export class FakeBrowserHandle implements BrowserHandle {
 
   async close(): Promise<void> {}
 
+  async discard(): Promise<void> {}
+
   async detach(): Promise<void> {}
 }

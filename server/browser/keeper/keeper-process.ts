@@ -32,9 +32,14 @@ interface BrowserLink {
   send(message: string): void;
   onmessage: (message: string) => void;
   onclose: () => void;
-  /** Closes the browser for good (local) or leaves it (remote); resolves once the link is down. */
-  shutDown(mode: 'close' | 'release'): Promise<void>;
+  /**
+   * Ends the link: local, closes the browser for good (`discard`: killed without closing);
+   * remote, leaves it. Resolves once the link is down.
+   */
+  shutDown(mode: ShutDownMode): Promise<void>;
 }
+
+type ShutDownMode = 'close' | 'discard' | 'release';
 
 const GROUP_EXIT_WAIT_MS = 5_000;
 const UID_CLAIM_FD = 3;
@@ -78,7 +83,7 @@ async function main(): Promise<void> {
   let reapTimer: NodeJS.Timeout | null = null;
   let ending: Promise<void> | null = null;
 
-  const end = (mode: 'close' | 'release' | 'gone') => {
+  const end = (mode: ShutDownMode | 'gone') => {
     ending ??= (async () => {
       if (reapTimer !== null) clearTimeout(reapTimer);
       server.close();
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
         identity.contextId = request.contextId;
         return;
       case 'close':
+      case 'discard':
       case 'release':
         end(request.keeper);
         return;
@@ -179,9 +185,11 @@ function launchChromium(start: LocalKeeperStart, identity: KeeperIdentity, relay
     },
     onmessage: () => undefined,
     onclose: () => undefined,
-    shutDown: async () => {
-      input.write(nulFrame(relay.internal('Browser.close')));
-      await Promise.race([exited, delay(start.gracefulCloseMs)]);
+    shutDown: async (mode) => {
+      if (mode !== 'discard') {
+        input.write(nulFrame(relay.internal('Browser.close')));
+        await Promise.race([exited, delay(start.gracefulCloseMs)]);
+      }
       await killGroup(pid);
     },
   };
