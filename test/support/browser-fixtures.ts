@@ -1,7 +1,7 @@
 // Fixtures for the browser tests: a page server on 127.0.0.1 and a Chromium started by
 // hand for the browserless provider. Not imported by production code.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,6 +11,7 @@ import { loadConfig } from '../../server/core/config.js';
 import { BrowserUsers } from '../../server/browser/browser-users.js';
 import { chromiumCommand } from '../../server/browser/chromium-command.js';
 import { handProfileTo } from '../../server/browser/profile-access.js';
+import { systemStateDirectoryFor } from '../../server/os/system-state-directory.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
@@ -321,9 +322,29 @@ export async function startPageServer(): Promise<PageServer> {
   };
 }
 
+/**
+ * A test's temporary folder (0700, as mkdtemp makes it). As root, a data directory inside
+ * it keeps its browser profiles under /var/lib (system-state-directory.ts), out of the
+ * folder: remove() deletes those too, for the folder and the folders two levels below it
+ * (where tests put their data directories), or every run would leave its profiles behind.
+ */
 export async function makeTempDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    async remove() {
+      const dataDirs = [dir, ...(await foldersBelow(dir, 2))];
+      await Promise.all(dataDirs.map((dataDir) => rm(systemStateDirectoryFor(dataDir), { recursive: true, force: true })));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function foldersBelow(dir: string, depth: number): Promise<string[]> {
+  if (depth === 0) return [];
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => path.join(dir, entry.name));
+  return [...folders, ...(await Promise.all(folders.map((folder) => foldersBelow(folder, depth - 1)))).flat()];
 }
 
 /**
