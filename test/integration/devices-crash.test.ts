@@ -182,8 +182,10 @@ it('answers a delete before the browser closes; a server SIGKILLed before the cl
     for (const keeper of keepers) process.kill(keeper, 'SIGCONT');
   }
 
-  // The keeper outlived the killed server with the browser of a terminated device.
-  expect(await isRunning(pid)).toBe(true);
+  // The keeper outlived the killed server. Whether it still holds the terminated device's
+  // browser depends on whether the server's discard request reached its socket before the
+  // SIGKILL (a discard ends the browser at once, with no graceful close to outlast); either
+  // way the profile is left, and the next start must leave nothing.
   restarted = await startInProcess();
   expect(await isRunning(pid)).toBe(false);
   expect(existsSync(profile)).toBe(false);
