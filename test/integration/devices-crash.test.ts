@@ -192,4 +192,25 @@ it('answers a delete before the browser closes; a server SIGKILLed before the cl
   // The keeper exits once its browser is closed.
   await expect.poll(() => keepersOf(dataDir!), { timeout: 10_000 }).toEqual([]);
   expect((await apiClient(restarted.url, key)('GET', `/v1/devices/${created.body.id}`)).body.status).toBe('terminated');
+
+  // The case the race above may skip, made certain: a device terminated while no service
+  // ran here (as another host serving its delete would) still has its browser under a
+  // keeper when this host starts again; that start ends the browser and removes the profile.
+  const second = await apiClient(restarted.url, key)('POST', '/v1/devices', { space_id: spaceId });
+  expect(second.status).toBe(201);
+  const secondId = parsePublicId('device', second.body.id)!;
+  const secondProfile = path.join(dataDir!, 'profiles', secondId);
+  const secondPid = restarted.services.browserPool.get(secondId)!.pid!;
+  await restarted.close('handover');
+  restarted = undefined;
+  expect(await isRunning(secondPid)).toBe(true);
+  expect(await keepersOf(dataDir!)).toHaveLength(1);
+  const direct = connectDatabase(database!.url, 1);
+  await direct.sql`update devices set status = 'terminated' where id = ${secondId}`;
+  await direct.close();
+  restarted = await startInProcess();
+  expect(await isRunning(secondPid)).toBe(false);
+  expect(existsSync(secondProfile)).toBe(false);
+  await expect.poll(() => keepersOf(dataDir!), { timeout: 10_000 }).toEqual([]);
+  expect(restarted.services.browserPool.get(secondId)).toBeUndefined();
 }, 120_000);
