@@ -2,7 +2,7 @@
 // file each profile carries, and killing process groups left over from a crashed run.
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
-import { open, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isErrorCode, isRunning, killProcessGroup } from '../os/processes.js';
 import { localProfilesRoot } from './profile-directory.js';
@@ -14,6 +14,13 @@ const EXECUTABLE_NAMES = ['chromium', 'chromium-browser', 'google-chrome'];
 
 /** Files Chromium uses to claim a profile; left behind by a crash, they block the next start. */
 const SINGLETON_FILES = ['SingletonLock', 'SingletonSocket', 'SingletonCookie'];
+
+/**
+ * Where Chromium puts the socket its SingletonSocket link points to: a folder of its own
+ * under the browser's temporary folder (a socket's path is limited to 107 bytes). The
+ * browser gets no TMPDIR (chromium-command.ts), so that is /tmp.
+ */
+const SINGLETON_SOCKET_FOLDER = /^\/tmp\/org\.chromium\.Chromium\.[A-Za-z0-9]{6}$/;
 
 /**
  * The Chromium executable: the configured path, or the first of chromium,
@@ -81,11 +88,13 @@ export async function removePidFile(profileDir: string, pid?: number): Promise<v
 }
 
 /**
- * Makes a profile startable after a crash: kills a Chromium still running on it (named
- * by the pid file or by the SingletonLock link, "<hostname>-<pid>") and removes the
- * singleton files. Only processes whose command line names this profile are touched.
+ * Makes a profile startable after a crash, or ready to be removed: kills a Chromium
+ * still running on it (named by the pid file or by the SingletonLock link,
+ * "<hostname>-<pid>") and removes the singleton files with the socket folder they point
+ * to. Only processes whose command line names this profile are touched. `owner`: the uid
+ * the profile's browsers run as, null when they run as the service's own user.
  */
-export async function reclaimProfile(profileDir: string): Promise<void> {
+export async function reclaimProfile(profileDir: string, owner: number | null): Promise<void> {
   const candidates = [await readPidFile(profileDir), await readSingletonLockPid(profileDir)];
   for (const pid of candidates) {
     if (pid !== null && (await isChromiumOfProfile(pid, profileDir))) {
@@ -93,9 +102,30 @@ export async function reclaimProfile(profileDir: string): Promise<void> {
     }
   }
   await removePidFile(profileDir);
+  await removeSingletonSocketFolder(profileDir, owner ?? process.getuid!());
   for (const name of SINGLETON_FILES) {
     await rm(path.join(profileDir, name), { force: true });
   }
+}
+
+/**
+ * Chromium removes its socket folder when it closes, not when it is killed (a deleted
+ * device's browser is: browser-handle.ts), and the folder is outside the profile: left
+ * alone, /tmp would gain one for every such browser over the host's life. The link is
+ * the browser uid's to write, so only a folder shaped as Chromium makes them and owned
+ * by that uid is removed: a link aimed elsewhere removes nothing but its own files.
+ */
+async function removeSingletonSocketFolder(profileDir: string, owner: number): Promise<void> {
+  let folder: string;
+  try {
+    folder = path.dirname(await readlink(path.join(profileDir, 'SingletonSocket')));
+  } catch {
+    return;
+  }
+  if (!SINGLETON_SOCKET_FOLDER.test(folder)) return;
+  const stats = await lstat(folder).catch(() => null);
+  if (stats === null || !stats.isDirectory() || stats.uid !== owner) return;
+  await rm(folder, { recursive: true, force: true });
 }
 
 /**

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findChromium,
   killOrphans,
   PID_FILE_NAME,
+  reclaimProfile,
 } from './chromium-process.js';
 import { isRunning, processGroupMembers, waitForExit } from '../os/processes.js';
 import { systemStateDirectoryFor } from '../os/system-state-directory.js';
@@ -57,9 +58,13 @@ describe('local provider through the pool', () => {
     expect(await driver.textOf('#cookie')).toContain('device_session=kept');
 
     const secondPid = second.pid!;
+    // Chromium's socket lives in a folder of its own under /tmp, which a killed browser leaves.
+    const socketFolder = path.dirname(await readlink(path.join(profileDir('sleeper'), 'SingletonSocket')));
+    expect(socketFolder).toMatch(/^\/tmp\/org\.chromium\.Chromium\./);
     await pool.destroy('sleeper');
     expect(await isRunning(secondPid)).toBe(false);
     expect(existsSync(profileDir('sleeper'))).toBe(false);
+    expect(existsSync(socketFolder)).toBe(false);
     await pool.shutdown();
   });
 
@@ -153,6 +158,29 @@ describe('crash recovery', () => {
       await provider.shutdown();
     }
     expect(await isRunning(handle.pid!)).toBe(false);
+  });
+
+  it("removes the socket folder a profile's SingletonSocket link names only when Chromium could have made it for that profile's uid", async () => {
+    const linkTo = async (name: string, target: string) => {
+      const deviceProfile = profileDir(name);
+      await mkdir(deviceProfile, { recursive: true });
+      await symlink(path.join(target, 'SingletonSocket'), path.join(deviceProfile, 'SingletonSocket'));
+      return deviceProfile;
+    };
+    const chromiumShaped = await mkdtemp('/tmp/org.chromium.Chromium.');
+    const elsewhere = await mkdtemp(path.join(temp.dir, 'org.chromium.Chromium.'));
+    try {
+      // Not under /tmp, or not the profile owner's: left as it is.
+      await reclaimProfile(await linkTo('link-elsewhere', elsewhere), null);
+      await reclaimProfile(await linkTo('link-to-another-uid', chromiumShaped), process.getuid!() + 1);
+      expect([existsSync(elsewhere), existsSync(chromiumShaped)]).toEqual([true, true]);
+      const deviceProfile = await linkTo('link-to-its-own', chromiumShaped);
+      await reclaimProfile(deviceProfile, null);
+      expect(existsSync(chromiumShaped)).toBe(false);
+      expect(existsSync(path.join(deviceProfile, 'SingletonSocket'))).toBe(false);
+    } finally {
+      await rm(chromiumShaped, { recursive: true, force: true });
+    }
   });
 
   it('explains a missing Chromium in one line', () => {

@@ -144,9 +144,10 @@ export class LocalBrowserProvider implements BrowserProvider {
     await requireRoomFor(setup.profilesRoot);
 
     await mkdir(profileDir, { recursive: true, mode: 0o700 });
-    await reclaimProfile(profileDir);
+    const owner = await profileOwner(profileDir);
+    await reclaimProfile(profileDir, owner);
     // The uid the profile already belongs to, when free: no walk of its tree (profile-access.ts).
-    const claim = setup.users === null ? null : await setup.users.claim(await profileOwner(profileDir));
+    const claim = setup.users === null ? null : await setup.users.claim(owner);
     let connection: KeeperConnection | null;
     try {
       await handProfileTo(profileDir, claim?.user ?? null);
@@ -270,6 +271,7 @@ export class LocalBrowserProvider implements BrowserProvider {
     const setup = await this.ready();
     await this.retiring.get(deviceId);
     const profileDir = profileIn(setup.profilesRoot, deviceId);
+    await reclaimProfile(profileDir, await profileOwner(profileDir));
     await rm(profileDir, { recursive: true, force: true });
     await forgetProfileOwner(profileDir);
     await unmarkWarmProfile(setup.profilesRoot, deviceId);

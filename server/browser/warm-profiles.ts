@@ -5,7 +5,7 @@
 import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { reclaimProfile } from './chromium-process.js';
-import { forgetProfileOwner } from './profile-access.js';
+import { forgetProfileOwner, profileOwner } from './profile-access.js';
 import { profileIn } from './profile-directory.js';
 
 /** Starts with a dot: no device id (profile-directory.ts) can name it. */
@@ -50,7 +50,7 @@ export async function removeWarmLeftovers(profilesRoot: string): Promise<string[
       profileDir = null; // not a name this service writes: only the marker goes
     }
     if (profileDir !== null) {
-      await reclaimProfile(profileDir).catch(() => undefined); // absent when the crash came before its mkdir
+      await reclaimProfile(profileDir, await profileOwner(profileDir)).catch(() => undefined); // absent when the crash came before its mkdir
       await rm(profileDir, { recursive: true, force: true });
       await forgetProfileOwner(profileDir);
       removed.push(profileId);
