@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureConsoleBuild } from '../scripts/ensure-console-build.mjs';
@@ -17,5 +17,6 @@ export default async function globalSetup() {
   process.env.E2E_DATA_DIR = dataDir;
   return async () => {
     await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
   };
 }

@@ -30,14 +30,14 @@ export function ensureConsoleBuild() {
 }
 `;
 
-let folder: string | undefined;
+const folders: string[] = [];
 afterEach(async () => {
-  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
-  folder = undefined;
+  await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
 async function npmTest(env: Record<string, string> = {}): Promise<{ code: number; stdout: string; log: string[] }> {
-  folder = await mkdtemp(path.join(tmpdir(), 'npm-test-'));
+  const folder = await mkdtemp(path.join(tmpdir(), 'npm-test-'));
+  folders.push(folder);
   await mkdir(path.join(folder, 'scripts'));
   await mkdir(path.join(folder, 'node_modules', '.bin'), { recursive: true });
   await copyFile(path.join(root, 'scripts', 'test.mjs'), path.join(folder, 'scripts', 'test.mjs'));

@@ -1,6 +1,3 @@
-import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { recordings, taskSteps } from '../../db/schema';
@@ -72,16 +69,14 @@ describe('task recordings', () => {
     expect(whole.headers.get('content-type')).toBe('video/mp4');
     expect(whole.headers.get('accept-ranges')).toBe('bytes');
     expect(Number(whole.headers.get('content-length'))).toBe(whole.bytes.length);
-    const file = path.join(tmpdir(), `recording-${process.pid}-${Date.now()}.mp4`);
-    await writeFile(file, whole.bytes);
-    const video = await ffprobe(file);
+    const video = await ffprobe(whole.bytes);
     expect(video.codec).toBe('h264');
     // Two pages of ~1.2 s each, and the navigations around them.
     expect(video.duration).toBeGreaterThan(2);
     expect(video.duration).toBeLessThan(15);
     expect(video.width).toBeGreaterThan(300);
     expect(video.height).toBeGreaterThan(200);
-    const colours = await frameColors(file);
+    const colours = await frameColors(whole.bytes);
     const firstRed = colours.findIndex(isRed);
     const firstBlue = colours.findIndex(isBlue);
     expect(firstRed).toBeGreaterThanOrEqual(0);
@@ -106,7 +101,7 @@ describe('task recordings', () => {
     expect(task.status).toBe('succeeded');
     const video = await fetchBytes(`${test.url}/v1/tasks/${task.id}/recording`);
     expect(video.status).toBe(200);
-    expect((await ffprobe(await videoFile(video.bytes))).duration).toBeGreaterThan(0);
+    expect((await ffprobe(video.bytes)).duration).toBeGreaterThan(0);
   });
 
   it('keeps a JPEG per step, linked from the step payload', async () => {
@@ -142,9 +137,7 @@ describe('task recordings', () => {
     const colourOf = async (seq: number) => {
       const image = await fetchBytes(`${test.url}/v1/tasks/${task.id}/steps/${seq}/screenshot`);
       expect(image.status).toBe(200);
-      const file = path.join(tmpdir(), `step-${process.pid}-${Date.now()}-${seq}.jpg`);
-      await writeFile(file, image.bytes);
-      return (await frameColors(file))[0]!;
+      return (await frameColors(image.bytes))[0]!;
     };
     const [first, opened, clicked, answered] = steps;
     // The next step's page, painted moments later, is not this one's.
@@ -193,12 +186,6 @@ async function waitForRecording(route: string): Promise<Buffer> {
   }
 }
 
-async function videoFile(bytes: Buffer): Promise<string> {
-  const file = path.join(tmpdir(), `recording-${process.pid}-${Date.now()}.mp4`);
-  await writeFile(file, bytes);
-  return file;
-}
-
 describe('session recordings', () => {
   it('records what a live-view session watched while its socket was open', async () => {
     const device = await newDevice();
@@ -221,10 +208,9 @@ describe('session recordings', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     socket.close();
 
-    const file = await videoFile(await waitForRecording(route));
-    const video = await ffprobe(file);
-    expect(video.duration).toBeGreaterThan(1);
-    expect((await frameColors(file)).every(isBlue)).toBe(true);
+    const recorded = await waitForRecording(route);
+    expect((await ffprobe(recorded)).duration).toBeGreaterThan(1);
+    expect((await frameColors(recorded)).every(isBlue)).toBe(true);
 
     const other = await createTenant(test);
     const foreign = await apiClient(test.url, await other.key(['operator:sessions:write']))('GET', route);

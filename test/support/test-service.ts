@@ -65,7 +65,15 @@ export async function startTestService(env: Record<string, string> = {}, options
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'operator-test-'));
   const fullEnv = testEnvironment(database.url, dataDir, env);
-  let service = await startService(loadConfig(fullEnv), options);
+  let service: RunningService;
+  try {
+    service = await startService(loadConfig(fullEnv), options);
+  } catch (error) {
+    // A test of a start that fails gets its error; the folder and database go all the same.
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const handle: TestService = {
     service,
     url: service.url,
@@ -73,9 +81,12 @@ export async function startTestService(env: Record<string, string> = {}, options
     dataDir,
     env: fullEnv,
     async stop() {
-      await handle.service.close();
-      await database.drop();
-      await rm(dataDir, { recursive: true, force: true });
+      try {
+        await handle.service.close();
+        await database.drop();
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
     async restart(mode: StopMode = 'handover') {
       await handle.service.close(mode);
