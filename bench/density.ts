@@ -1,7 +1,8 @@
 import { freemem, totalmem } from 'node:os';
 import { machineDescription } from '../test/support/service-process';
 import type { TaskPages } from '../test/support/task-pages';
-import { agentRun, runTaskBench, untilRecordingsStored, type Call } from './form-task';
+import { agentRun, runTaskBench, type Call } from './form-task';
+import { untilRecordingsStored } from './recordings-settled';
 import { machineLoad } from './machine-load';
 
 // `npm run bench:density`: how many devices one host holds before the five-step form task's

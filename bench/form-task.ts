@@ -1,9 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { count } from 'drizzle-orm';
 import { connectDatabase } from '../db/client';
-import { recordings } from '../db/schema';
 import { createApiKey, createOrganization, createSpace } from '../server/domain/orgs/operator-admin';
 import { startServiceProcess, type ServiceProcess } from '../test/support/service-process';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
@@ -35,39 +33,6 @@ export async function agentRun(call: Call, baseUrl: string, key: string, deviceI
   const task = await untilDone(baseUrl, key, submitted.body.id);
   if (task.status !== 'succeeded') throw new Error(`bench task ended ${task.status}: ${JSON.stringify(task.result)}`);
   return (Date.parse(task.finished_at) - Date.parse(task.created_at)) / FORM_TASK_STEPS;
-}
-
-// How long the recordings of a benchmark's tasks may take to be stored after its last task.
-const RECORDINGS_STORED_WITHIN_MS = 120_000;
-
-/** What became of the recordings of a benchmark's tasks, and how long after its last task they were all stored. */
-export interface RecordingsStored {
-  ready: number;
-  failed: number;
-  storedAfterMs: number;
-}
-
-/**
- * Waits until no recording of the service is still being made or encoded (recorder.ts
- * encodes after a run ends): the figures of a benchmark count only with every recording
- * done. A recording that failed, or one not stored in time, fails the benchmark.
- */
-export async function untilRecordingsStored(service: ServiceProcess): Promise<RecordingsStored> {
-  const database = connectDatabase(service.database.url, 1);
-  const startedAt = performance.now();
-  try {
-    for (;;) {
-      const rows = await database.db.select({ status: recordings.status, count: count() }).from(recordings).groupBy(recordings.status);
-      const of = (status: string) => rows.find((row) => row.status === status)?.count ?? 0;
-      const stored = { ready: of('ready'), failed: of('failed'), storedAfterMs: Math.round(performance.now() - startedAt) };
-      if (stored.failed > 0) throw new Error(`${stored.failed} recordings failed`);
-      if (of('recording') === 0) return stored;
-      if (stored.storedAfterMs > RECORDINGS_STORED_WITHIN_MS) throw new Error(`${of('recording')} recordings not stored ${RECORDINGS_STORED_WITHIN_MS} ms after the last task`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  } finally {
-    await database.close();
-  }
 }
 
 /** An organization with a Space and a key for the task benchmarks, on the service's database; `call` uses the key. */

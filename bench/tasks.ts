@@ -6,7 +6,8 @@ import { CHROMIUM_FLAGS } from '../server/browser/local-provider';
 import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { machineDescription, percentile } from '../test/support/service-process';
 import type { TaskPages } from '../test/support/task-pages';
-import { agentRun, FORM_TASK_STEPS, formPrompt, runTaskBench, untilDone, untilRecordingsStored, type Call } from './form-task';
+import { agentRun, FORM_TASK_STEPS, formPrompt, runTaskBench, untilDone, type Call } from './form-task';
+import { untilRecordingsStored } from './recordings-settled';
 import { machineLoad } from './machine-load';
 
 // `npm run bench:tasks`, through the real service in its own process with the offline planner:
