@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -11,29 +12,39 @@ import { launchChromiumAsTheService } from '../test/support/browser-fixtures';
 import { startBrowserlessServer, type BrowserlessServer } from '../test/support/browserless-server';
 import { machineDescription, percentile, startServiceProcess, type ServiceProcess } from '../test/support/service-process';
 import { machineCpuMs, machineLoad } from './machine-load';
+import { untilRecordingsSettled } from './recordings-settled';
 
 // `npm run bench:lifecycle`: BrowserArena's lifecycle measure. One cycle is: create a
 // device (POST /v1/devices) → CDP access (POST /v1/devices/{id}/cdp) → puppeteer.connect
 // to cdp_url → a new page → navigate to a local page (load event) → disconnect and
-// release (DELETE /v1/devices/{id}), timed apart. At concurrency 1 (cycles one after another) and 10
-// (ten cycles at once), p50 and p95, in one run; at c1 also the mean and the CPU the machine
-// spent per cycle, which bounds back-to-back cycles (a cycle cannot take less than its CPU
-// spread over the cores), and for the warm pool a paced c1 (BENCH_PACE_MS between cycles,
-// so each create finds the pool refilled). Beside:
-// - the floor: a bare Chromium launch (the local provider's flags, uid and sandbox) +
-//   puppeteer connected over its pipe + a new page + the same navigation + close;
-// - the service on a real browserless server on this machine (OPERATOR_BROWSER=browserless).
+// release (DELETE /v1/devices/{id}), timed apart. The floor: a bare Chromium launch (the
+// local provider's flags, uid and sandbox) + puppeteer connected over its pipe + a new
+// page + the same navigation + close.
+//
+// The goals' figures (issue 26) compare the service as shipped (its warm pool of 2) with
+// the floor side by side, alternating: at c1 a floor cycle and a service cycle each round
+// (which goes first alternates), at c10 a batch of ten of each in turn. Each side starts
+// on a settled machine, as bench:tasks' sides do: the service's warm pool full again, no
+// browser of a deleted device still closing and every recording stored, so neither side is
+// charged the other's leftovers; each side's CPU (every process of the machine, from its
+// start until it settled) is reported. Then, one after the other:
+// - both back to back at c1: cycles with no pause, bound by the CPU a cycle costs (a cycle
+//   cannot take less than that spread over the cores; each costs a Chromium launch, the
+//   floor's in its cycle, the service's in the warm pool's refill);
+// - the service without a warm pool (each create launches), and on a real browserless
+//   server on this machine (OPERATOR_BROWSER=browserless), c1 and c10.
 const CYCLES_C1 = Number(process.env.BENCH_CYCLES ?? 10);
 /** Batches of ten concurrent cycles. */
 const BATCHES_C10 = Number(process.env.BENCH_BATCHES ?? 2);
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Which setups to measure (comma-separated): floor, local, warm, browserless; all by default. */
 const SETUPS = new Set((process.env.BENCH_SETUPS ?? 'floor,local,warm,browserless').split(',').map((setup) => setup.trim()));
-/**
- * The warm pool's paced row: the pause before each cycle, long enough for the pool to
- * launch the browser the cycle before took (a launch takes about half a second here).
- */
-const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2_000);
+/** The warm pool as shipped (OPERATOR_WARM_BROWSERS' default). */
+const DEFAULT_WARM_BROWSERS = 2;
+/** Issue 26's goals, read on the alternating rows. */
+const GOALS = { c1P50MsAtMost: 300, c1VsFloorAtMost: 0.5, deleteP50MsAtMost: 30, c10VsFloorAtMost: 1.1 };
+// How long a side may take to settle before the run fails: a pool that never refills is a fault.
+const SETTLE_WITHIN_MS = 60_000;
 
 interface Row {
   setup: string;
@@ -45,7 +56,8 @@ interface Row {
   meanMs?: number;
   /**
    * c1 rows: the CPU the whole machine spent per cycle (every process: browsers, the
-   * service, PostgreSQL, this client), the warm pool's refills included.
+   * service, PostgreSQL, this client), the warm pool's refills included; in the
+   * alternating rows, from the cycle's start until the machine settled after it.
    */
   cpuMsPerCycle?: number;
   /** Service setups, c1: the median of each step, to show where a cycle's time goes. */
@@ -56,6 +68,11 @@ interface Row {
    * reported with the first one's error rather than ending the whole run.
    */
   failed?: { cycles: number; first: string };
+  /**
+   * Service rows: the CDP connections' recordings that ended `failed` (no frame came
+   * before the device's browser was killed), which saves their encoding.
+   */
+  recordingsFailed?: number;
 }
 
 /** One cycle's total, and the time of each of its steps. */
@@ -89,10 +106,21 @@ async function startPage(): Promise<{ url: string; close: () => Promise<void> }>
   };
 }
 
+/** A setup the bench runs cycles on: its cycle, and a wait until what its cycles left behind is done. */
+interface Side {
+  cycle: Cycle;
+  settled: () => Promise<void>;
+  /** A service's recordings ended `failed` by its last settling (the floor records nothing). */
+  recordingsFailed?: () => number;
+}
+
 /** The service in its own process, with a key that may create devices and CDP sessions. */
-async function serviceCycle(env: Record<string, string>, pageUrl: string): Promise<{ cycle: Cycle; service: ServiceProcess; dataDir: string }> {
+async function serviceCycle(env: Record<string, string>, pageUrl: string): Promise<Side & { recordingsFailed: () => number; service: ServiceProcess; dataDir: string }> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-lifecycle-'));
+  const metricsToken = randomBytes(24).toString('base64url');
+  const warmBrowsers = Number(env.OPERATOR_WARM_BROWSERS ?? 0);
   const service = await startServiceProcess({
+    OPERATOR_METRICS_TOKEN: metricsToken,
     OPERATOR_DATA_DIR: dataDir,
     CHROMIUM_PATH,
     OPERATOR_MAX_BROWSERS: '20',
@@ -149,13 +177,26 @@ async function serviceCycle(env: Record<string, string>, pageUrl: string): Promi
       ['delete', async () => call('DELETE', `/v1/devices/${device.id}`)],
     ]);
   };
-  return { cycle, service, dataDir };
+  let recordingsFailed = 0;
+  /** Every recording stored (or failed), the warm pool full, and no other browser (a deleted device's, closing). */
+  const settled = async () => {
+    recordingsFailed = (await untilRecordingsSettled(service)).failed;
+    const gauge = (name: string, text: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const deadline = Date.now() + SETTLE_WITHIN_MS;
+    for (;;) {
+      const text = await (await fetch(`${service.url}/metrics`, { headers: { Authorization: `Bearer ${metricsToken}` } })).text();
+      if (gauge('operator_warm_browsers', text) === warmBrowsers && gauge('operator_browsers_in_use', text) === warmBrowsers) return;
+      if (Date.now() > deadline) throw new Error(`the service did not settle within ${SETTLE_WITHIN_MS} ms: ${text.split('\n').filter((line) => line.startsWith('operator_') && line.includes('browsers')).join('; ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  return { cycle, settled, recordingsFailed: () => recordingsFailed, service, dataDir };
 }
 
-/** The floor: what a cycle costs with no service at all. */
-async function floorCycle(root: string, pageUrl: string): Promise<Cycle> {
+/** The floor: what a cycle costs with no service at all. It leaves nothing running (its close ends in the cycle). */
+async function floorCycle(root: string, pageUrl: string): Promise<Side> {
   let next = 0;
-  return async () => {
+  const cycle: Cycle = async () => {
     let browser: Browser | null = null;
     let page: Page | null = null;
     return timed([
@@ -165,42 +206,116 @@ async function floorCycle(root: string, pageUrl: string): Promise<Cycle> {
       ['close', async () => browser!.close()],
     ]);
   };
+  return { cycle, settled: async () => undefined };
 }
 
+type Run = Awaited<ReturnType<Cycle>>;
+
+/** The c1 row of `runs`: p50, p95 and mean of the whole cycle, the median of each step, and `cpuMs` spread over them. */
+function c1Row(setup: string, runs: Run[], cpuMs: number): Row {
+  const stepNames = Object.keys(runs[0]?.steps ?? {});
+  const stepsP50Ms = Object.fromEntries(stepNames.map((name) => [name, Math.round(percentile(runs.map((run) => run.steps[name]!).sort((a, b) => a - b), 50))]));
+  const totals = runs.map((run) => run.totalMs);
+  return { ...row(setup, 1, totals), meanMs: Math.round(totals.reduce((sum, ms) => sum + ms, 0) / totals.length), cpuMsPerCycle: Math.round(cpuMs / runs.length), stepsP50Ms };
+}
+
+/** The c10 row of `batches`' cycles, with the ones that failed. */
+function c10Row(setup: string, cycles: Array<PromiseSettledResult<Run>>): Row {
+  const c10 = row(setup, 10, cycles.flatMap((run) => (run.status === 'fulfilled' ? [run.value.totalMs] : [])));
+  const failures = cycles.flatMap((run) => (run.status === 'rejected' ? [String(run.reason instanceof Error ? run.reason.message : run.reason)] : []));
+  return failures.length === 0 ? c10 : { ...c10, failed: { cycles: failures.length, first: failures[0]! } };
+}
+
+const tenAtOnce = (side: Side) => Promise.allSettled(Array.from({ length: 10 }, () => side.cycle()));
+
 /**
- * c1 (cycles one after another) and c10 (batches of ten at once). With `pacedMs`, c1
- * only, each cycle `pacedMs` after the one before: what a create finds when creates come
- * less often than a host launches browsers.
+ * The floor and the service side by side: at c1 a cycle of each per round, which one
+ * first alternating; at c10 a batch of ten of each in turn. Every side starts once the
+ * machine settled after the one before. Round -1 warms both up (disk caches, the JIT, the
+ * first connection) and is not counted.
  */
-async function measure(setup: string, cycle: Cycle, options: { pacedMs?: number } = {}): Promise<Row[]> {
-  await cycle(); // Warm-up: disk caches, the JIT, the first connection.
-  const pause = () => new Promise((resolve) => setTimeout(resolve, options.pacedMs ?? 0));
-  await pause(); // the warm-up's refill
-  const c1: Array<Awaited<ReturnType<Cycle>>> = [];
-  // From the first cycle's start to the last one's pause's end: what a cycle leaves
-  // running (a browser closing, the pool's refill) is its cost, paid in the pause or
-  // in the next cycle.
-  const cpuBefore = machineCpuMs();
-  for (let i = 0; i < CYCLES_C1; i += 1) {
-    c1.push(await cycle());
-    await pause();
+async function measureAlternating(floor: Side, service: Side & { recordingsFailed: () => number }): Promise<{ floor: Row[]; service: Row[] }> {
+  const runs = { floor: [] as Run[], service: [] as Run[] };
+  const cpuMs = { floor: 0, service: 0 };
+  await service.settled();
+  for (let round = -1; round < CYCLES_C1; round += 1) {
+    const order: Array<'floor' | 'service'> = round % 2 === 0 ? ['floor', 'service'] : ['service', 'floor'];
+    for (const name of order) {
+      const side = name === 'floor' ? floor : service;
+      const cpuBefore = machineCpuMs();
+      const run = await side.cycle();
+      await side.settled();
+      if (round < 0) continue;
+      runs[name].push(run);
+      cpuMs[name] += machineCpuMs() - cpuBefore;
+    }
   }
-  const cpuMs = machineCpuMs() - cpuBefore;
-  const stepNames = Object.keys(c1[0]?.steps ?? {});
-  const stepsP50Ms = Object.fromEntries(stepNames.map((name) => [name, Math.round(percentile(c1.map((run) => run.steps[name]!).sort((a, b) => a - b), 50))]));
-  const totals = c1.map((run) => run.totalMs);
-  const c1Row: Row = { ...row(options.pacedMs === undefined ? setup : `${setup}, paced (${options.pacedMs} ms between cycles)`, 1, totals), meanMs: Math.round(totals.reduce((sum, ms) => sum + ms, 0) / totals.length), cpuMsPerCycle: Math.round(cpuMs / CYCLES_C1), stepsP50Ms };
-  if (options.pacedMs !== undefined) return [c1Row];
-  const c10: Array<PromiseSettledResult<Awaited<ReturnType<Cycle>>>> = [];
-  for (let batch = 0; batch < BATCHES_C10; batch += 1) c10.push(...(await Promise.allSettled(Array.from({ length: 10 }, () => cycle()))));
-  const c10Row = row(setup, 10, c10.flatMap((run) => (run.status === 'fulfilled' ? [run.value.totalMs] : [])));
-  const failures = c10.flatMap((run) => (run.status === 'rejected' ? [String(run.reason instanceof Error ? run.reason.message : run.reason)] : []));
-  return [c1Row, failures.length === 0 ? c10Row : { ...c10Row, failed: { cycles: failures.length, first: failures[0]! } }];
+  const batches = { floor: [] as Array<PromiseSettledResult<Run>>, service: [] as Array<PromiseSettledResult<Run>> };
+  for (let batch = 0; batch < BATCHES_C10; batch += 1) {
+    const order: Array<'floor' | 'service'> = batch % 2 === 0 ? ['floor', 'service'] : ['service', 'floor'];
+    for (const name of order) {
+      const side = name === 'floor' ? floor : service;
+      batches[name].push(...(await tenAtOnce(side)));
+      await side.settled();
+    }
+  }
+  const floorName = 'floor, alternating with the service';
+  const serviceName = `service, local Chromium, warm pool of ${DEFAULT_WARM_BROWSERS} (the default), alternating with the floor`;
+  return {
+    floor: [c1Row(floorName, runs.floor, cpuMs.floor), c10Row(floorName, batches.floor)],
+    service: [c1Row(serviceName, runs.service, cpuMs.service), c10Row(serviceName, batches.service)].map((serviceRow) => ({ ...serviceRow, recordingsFailed: service.recordingsFailed() })),
+  };
+}
+
+/** c1 back to back (no pause between cycles) and, with `c10`, batches of ten at once. */
+async function measureBackToBack(setup: string, side: Side, options: { c10: boolean }): Promise<Row[]> {
+  await side.cycle(); // Warm-up: disk caches, the JIT, the first connection.
+  await side.settled();
+  // Counted over each part, for a service.
+  const failedSince = (before: number | undefined) => (side.recordingsFailed === undefined ? {} : { recordingsFailed: side.recordingsFailed() - before! });
+  const failedBefore = side.recordingsFailed?.();
+  const runs: Run[] = [];
+  // From the first cycle's start to the last one's settling: what a cycle leaves running
+  // (a browser closing, the pool's refill) is its cost, paid in the next cycle or at the end.
+  const cpuBefore = machineCpuMs();
+  for (let i = 0; i < CYCLES_C1; i += 1) runs.push(await side.cycle());
+  await side.settled();
+  const rows = [{ ...c1Row(setup, runs, machineCpuMs() - cpuBefore), ...failedSince(failedBefore) }];
+  if (!options.c10) return rows;
+  const failedBeforeC10 = side.recordingsFailed?.();
+  const cycles: Array<PromiseSettledResult<Run>> = [];
+  for (let batch = 0; batch < BATCHES_C10; batch += 1) {
+    cycles.push(...(await tenAtOnce(side)));
+    await side.settled();
+  }
+  return [...rows, { ...c10Row(setup, cycles), ...failedSince(failedBeforeC10) }];
 }
 
 function row(setup: string, concurrency: number, samples: number[]): Row {
   const sorted = [...samples].sort((a, b) => a - b);
   return { setup, concurrency, samples: sorted.length, p50Ms: Math.round(percentile(sorted, 50)), p95Ms: Math.round(percentile(sorted, 95)) };
+}
+
+/** Issue 26's goals, read on the alternating rows: [floor c1, floor c10, service c1, service c10]. */
+function goals(floor: Row[], service: Row[]) {
+  const [floorC1, floorC10] = floor as [Row, Row];
+  const [serviceC1, serviceC10] = service as [Row, Row];
+  const c1VsFloor = Number((serviceC1.p50Ms / floorC1.p50Ms).toFixed(2));
+  const c10VsFloor = Number((serviceC10.p50Ms / floorC10.p50Ms).toFixed(2));
+  const deleteP50Ms = serviceC1.stepsP50Ms!.delete!;
+  // The figures count only with every CDP connection's video stored: a failed one saves its encoding.
+  const everyRecordingStored = serviceC10.recordingsFailed === 0;
+  return {
+    ...GOALS,
+    c1P50Ms: serviceC1.p50Ms,
+    c1VsFloor,
+    deleteP50Ms,
+    c10VsFloor,
+    everyRecordingStored,
+    c1Met: everyRecordingStored && serviceC1.p50Ms <= GOALS.c1P50MsAtMost && c1VsFloor <= GOALS.c1VsFloorAtMost,
+    deleteMet: everyRecordingStored && deleteP50Ms <= GOALS.deleteP50MsAtMost,
+    c10Met: everyRecordingStored && c10VsFloor <= GOALS.c10VsFloorAtMost && serviceC10.failed === undefined,
+  };
 }
 
 async function main(): Promise<void> {
@@ -210,29 +325,34 @@ async function main(): Promise<void> {
   // Bare profiles' browser uids must pass this folder, as the service's profiles folder lets them.
   await chmod(root, 0o711);
   const rows: Row[] = [];
+  let goalsRead: ReturnType<typeof goals> | null = null;
   let browserless: BrowserlessServer | null = null;
   try {
-    if (SETUPS.has('floor')) rows.push(...(await measure('floor: bare Chromium launch + puppeteer + page + navigate + close', await floorCycle(root, page.url))));
+    const floor = await floorCycle(root, page.url);
+    if (SETUPS.has('warm')) {
+      // As shipped: OPERATOR_WARM_BROWSERS defaults to 2.
+      const warm = await serviceCycle({ OPERATOR_BROWSER: 'local', OPERATOR_WARM_BROWSERS: String(DEFAULT_WARM_BROWSERS) }, page.url);
+      try {
+        if (SETUPS.has('floor')) {
+          const alternating = await measureAlternating(floor, warm);
+          rows.push(...alternating.floor, ...alternating.service);
+          goalsRead = goals(alternating.floor, alternating.service);
+        }
+        rows.push(...(await measureBackToBack(`service, local Chromium, warm pool of ${DEFAULT_WARM_BROWSERS} (the default), back to back`, warm, { c10: false })));
+      } finally {
+        await warm.service.stop();
+        await rm(warm.dataDir, { recursive: true, force: true });
+      }
+    }
+    if (SETUPS.has('floor')) rows.push(...(await measureBackToBack('floor, back to back', floor, { c10: !SETUPS.has('warm') })));
 
     if (SETUPS.has('local')) {
       const local = await serviceCycle({ OPERATOR_BROWSER: 'local' }, page.url);
       try {
-        rows.push(...(await measure('service, local Chromium', local.cycle)));
+        rows.push(...(await measureBackToBack('service, local Chromium, no warm pool', local, { c10: true })));
       } finally {
         await local.service.stop();
         await rm(local.dataDir, { recursive: true, force: true });
-      }
-    }
-
-    if (SETUPS.has('warm')) {
-      // As shipped: OPERATOR_WARM_BROWSERS defaults to 2 (the run above has none, so create is a launch).
-      const warm = await serviceCycle({ OPERATOR_BROWSER: 'local', OPERATOR_WARM_BROWSERS: '2' }, page.url);
-      try {
-        rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle)));
-        rows.push(...(await measure('service, local Chromium, warm pool of 2 (the default)', warm.cycle, { pacedMs: PACE_MS })));
-      } finally {
-        await warm.service.stop();
-        await rm(warm.dataDir, { recursive: true, force: true });
       }
     }
 
@@ -240,7 +360,7 @@ async function main(): Promise<void> {
       browserless = await startBrowserlessServer({ concurrent: 12, queued: 0 });
       const remote = await serviceCycle({ OPERATOR_BROWSER: 'browserless', BROWSERLESS_URL: browserless.url }, page.url);
       try {
-        rows.push(...(await measure('service, browserless on this machine', remote.cycle)));
+        rows.push(...(await measureBackToBack('service, browserless on this machine', remote, { c10: true })));
       } finally {
         await remote.service.stop();
         await rm(remote.dataDir, { recursive: true, force: true });
@@ -252,11 +372,11 @@ async function main(): Promise<void> {
     await page.close();
   }
   const load = { before: loadBefore, after: await machineLoad() };
-  console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, load, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows }, null, 2));
-  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Mean (ms) | CPU per cycle (ms) | Steps at c1, p50 (ms) | Failed |\n|---|---|---|---|---|---|---|---|---|');
-  for (const { setup, concurrency, samples, p50Ms, p95Ms, meanMs, cpuMsPerCycle, stepsP50Ms, failed } of rows) {
+  console.log(JSON.stringify({ machine: machineDescription(), chromium: CHROMIUM_PATH, load, cyclesC1: CYCLES_C1, batchesC10: BATCHES_C10, rows, goals: goalsRead }, null, 2));
+  console.log('\n| Setup | Concurrency | Samples | p50 (ms) | p95 (ms) | Mean (ms) | CPU per cycle (ms) | Steps at c1, p50 (ms) | Failed | Recordings failed |\n|---|---|---|---|---|---|---|---|---|---|');
+  for (const { setup, concurrency, samples, p50Ms, p95Ms, meanMs, cpuMsPerCycle, stepsP50Ms, failed, recordingsFailed } of rows) {
     const steps = stepsP50Ms === undefined ? '' : Object.entries(stepsP50Ms).map(([name, ms]) => `${name} ${ms}`).join(', ');
-    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${meanMs ?? ''} | ${cpuMsPerCycle ?? ''} | ${steps} | ${failed === undefined ? '' : `${failed.cycles}: ${failed.first}`} |`);
+    console.log(`| ${setup} | c${concurrency} | ${samples} | ${p50Ms} | ${p95Ms} | ${meanMs ?? ''} | ${cpuMsPerCycle ?? ''} | ${steps} | ${failed === undefined ? '' : `${failed.cycles}: ${failed.first}`} | ${recordingsFailed ?? ''} |`);
   }
 }
 
