@@ -97,6 +97,8 @@ export class Recorder {
   readonly #deps: RecorderDeps;
   readonly #directory: string;
   readonly #active = new Set<ActiveRecording>();
+  /** Recordings starting or in progress, by device, until they have a frame or end (untilFramed). */
+  readonly #awaitingFirstFrame = new Set<{ deviceId: string; arrived: Promise<void> }>();
   // Half the cores: encodings are background work beside the browsers.
   readonly #encodings = new EncodeQueue(Math.floor(availableParallelism() / 2));
 
@@ -122,6 +124,11 @@ export class Recorder {
     const firstFrameArrived = new Promise<void>((resolve) => {
       firstFrame = resolve;
     });
+    // untilFramed() waits for the first frame, or for a recording that ends without one
+    // (it resolves firstFrameArrived then too: nothing more will come).
+    const awaiting = { deviceId, arrived: firstFrameArrived };
+    this.#awaitingFirstFrame.add(awaiting);
+    void firstFrameArrived.then(() => this.#awaitingFirstFrame.delete(awaiting));
     const onFrame = (frame: LiveFrame) => {
       timeline.see(frame);
       if (stopped) return;
@@ -141,6 +148,7 @@ export class Recorder {
       row = await insertRecording(db, subject, recordingId, this.#deps.hostId);
     } catch (error) {
       log.error({ err: error, subject: subject.kind, subjectId: subject.id }, 'could not start a recording');
+      firstFrame();
       return NOTHING;
     }
     try {
@@ -148,6 +156,7 @@ export class Recorder {
     } catch (error) {
       log.warn({ err: error, recordingId }, 'recording got no screencast; marked failed');
       await markRecordingFailed(db, recordingId).catch(() => undefined);
+      firstFrame();
       return NOTHING;
     }
     let stopping: Promise<void> | null = null;
@@ -182,7 +191,10 @@ export class Recorder {
           if (!ended.video.ok) log.warn({ recordingId, ffmpeg: ended.video.diagnostics }, 'ffmpeg ended with an error; keeping what it wrote');
           // A clean end needs no ffprobe (a second or more on a busy machine): the encoder knows.
           await this.#finish(row, file, ended.video.ok ? ended.video : null);
-        })().finally(() => this.#active.delete(active));
+        })().finally(() => {
+          this.#active.delete(active);
+          firstFrame();
+        });
         return stopping;
       },
       frameBetween: (since, until) => timeline.frameBetween(since, until),
@@ -190,6 +202,19 @@ export class Recorder {
     };
     this.#active.add(active);
     return active;
+  }
+
+  /**
+   * Resolves once every recording of the device's page that is starting or in progress
+   * has its first frame, or has ended (FIRST_FRAME_WAIT_MS at most). A deleted device's
+   * browser waits for it before it is killed: a recording with no frame keeps no video,
+   * and a connection deleted with its device within moments of its start (before its page
+   * painted, or before the view's fallback picture) would otherwise have none.
+   */
+  async untilFramed(deviceId: string): Promise<void> {
+    const arrivals = [...this.#awaitingFirstFrame].filter((awaiting) => awaiting.deviceId === deviceId).map((awaiting) => awaiting.arrived);
+    if (arrivals.length === 0) return;
+    await Promise.race([Promise.all(arrivals), delay(FIRST_FRAME_WAIT_MS)]);
   }
 
   /**

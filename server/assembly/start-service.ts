@@ -203,6 +203,8 @@ async function startOnDataDirectory(config: Config, dataDirectory: FileLock, opt
     recorder: new Recorder({ db: database.db, databaseAvailability, writes, frames: deviceViews, hostId, dataDir: config.dataDir, fps: config.artifacts.recordingFps, encodeLiveAfterMs: config.artifacts.recordingDeferMs, log }),
   };
   services.keyRevocations.onAnyRevoked((keyId) => services.authenticator.forgetKey(keyId));
+  // A deleted device's browser lives until what records its page has a frame to keep.
+  services.browserPool.waitBeforeDestroy((deviceId) => services.recorder.untilFramed(deviceId));
 
   const deviceWritesSettled = recordBrowserEvents(services, (write) => databaseAvailability.retryWhileUnreachable(write));
   await reconcileHostDevices(services);

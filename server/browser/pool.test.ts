@@ -44,6 +44,33 @@ it('frees a destroyed device at once, and a launch at capacity waits for a brows
   await expect(pool.launch('device-c', 'org-1')).rejects.toBeInstanceOf(CapacityExhaustedError);
 });
 
+it("ends a destroyed device's browser only once what it waits for before a destroy is done, its slot free at once", async () => {
+  const provider = new SlowClosingProvider();
+  const pool = new BrowserPool(provider, { maxBrowsers: 2 });
+  let framed!: () => void;
+  const waitedFor: string[] = [];
+  pool.waitBeforeDestroy(async (deviceId) => {
+    waitedFor.push(deviceId);
+    await new Promise<void>((resolve) => (framed = resolve));
+  });
+  await pool.launch('device-a', 'org-1');
+
+  const destroyed = pool.destroy('device-a');
+  expect(pool.get('device-a')).toBeUndefined();
+  await settled();
+  expect(waitedFor).toEqual(['device-a']);
+  // Not discarded yet: the browser still runs, and its profile is kept.
+  expect(provider.closings).toHaveLength(0);
+  expect(provider.calls.map((call) => call.method)).toEqual(['launch']);
+
+  framed();
+  await settled();
+  expect(provider.closings).toHaveLength(1);
+  provider.closings.shift()!();
+  await destroyed;
+  expect(provider.calls.map((call) => call.method)).toEqual(['launch', 'destroyProfile']);
+});
+
 it('waits for a destroy under way before a stop ends', async () => {
   const provider = new SlowClosingProvider();
   const pool = new BrowserPool(provider, { maxBrowsers: 2 });

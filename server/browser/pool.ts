@@ -73,6 +73,8 @@ export class BrowserPool {
   private readonly warm: WarmBrowsers | null;
   /** Devices' browsers launching (not warm ones, not handed-over ones): warm refills wait for them. */
   private deviceLaunches = 0;
+  /** What destroy() waits for before it ends a device's browser (waitBeforeDestroy). */
+  private beforeDestroy: (deviceId: string) => Promise<void> = async () => undefined;
 
   constructor(
     private readonly provider: BrowserProvider,
@@ -269,12 +271,24 @@ export class BrowserPool {
    */
   destroy(deviceId: string): Promise<void> {
     const destroyed = (async () => {
-      await this.end(deviceId, (handle) => handle.discard());
+      await this.end(deviceId, async (handle) => {
+        await this.beforeDestroy(deviceId);
+        await handle.discard();
+      });
       await this.provider.destroyProfile(deviceId);
     })();
     const tracked = destroyed.catch(() => undefined).finally(() => this.destroying.delete(tracked));
     this.destroying.add(tracked);
     return destroyed;
+  }
+
+  /**
+   * Sets what destroy() waits for, its slot already free, before it ends a device's
+   * browser: the recordings of its page getting a first frame (Recorder.untilFramed),
+   * bounded by the caller.
+   */
+  waitBeforeDestroy(wait: (deviceId: string) => Promise<void>): void {
+    this.beforeDestroy = wait;
   }
 
   /** The devices a profile (a directory, a saved state) is kept for, running or not. */
