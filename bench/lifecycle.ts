@@ -219,7 +219,7 @@ function c1Row(setup: string, runs: Run[], cpuMs: number): Row {
   return { ...row(setup, 1, totals), meanMs: Math.round(totals.reduce((sum, ms) => sum + ms, 0) / totals.length), cpuMsPerCycle: Math.round(cpuMs / runs.length), stepsP50Ms };
 }
 
-/** The c10 row of `batches`' cycles, with the ones that failed. */
+/** The c10 row of `cycles` (ten at a time), with those that failed. */
 function c10Row(setup: string, cycles: Array<PromiseSettledResult<Run>>): Row {
   const c10 = row(setup, 10, cycles.flatMap((run) => (run.status === 'fulfilled' ? [run.value.totalMs] : [])));
   const failures = cycles.flatMap((run) => (run.status === 'rejected' ? [String(run.reason instanceof Error ? run.reason.message : run.reason)] : []));
@@ -296,7 +296,7 @@ function row(setup: string, concurrency: number, samples: number[]): Row {
   return { setup, concurrency, samples: sorted.length, p50Ms: Math.round(percentile(sorted, 50)), p95Ms: Math.round(percentile(sorted, 95)) };
 }
 
-/** Issue 26's goals, read on the alternating rows: [floor c1, floor c10, service c1, service c10]. */
+/** Issue 26's goals, read on the alternating rows (each side's [c1, c10]). */
 function goals(floor: Row[], service: Row[]) {
   const [floorC1, floorC10] = floor as [Row, Row];
   const [serviceC1, serviceC10] = service as [Row, Row];
