@@ -64,8 +64,11 @@ export interface ActiveRecording {
 // How long recovery waits for an ffmpeg a crashed process left finishing its file.
 const ORPHAN_WAIT_MS = 10_000;
 
-// How long a stop waits for the first frame of a recording that has none yet.
-const FIRST_FRAME_WAIT_MS = 1_000;
+// How long a stop, and a deleted device's browser (untilFramed), wait for the first frame
+// of a recording that has none yet. A view's first frame of a still page is its fallback
+// picture, 300 ms after it opened on a quiet host; under a full test run on a saturated
+// 2-core host it came later than a second. Neither wait holds anyone's answer.
+const FIRST_FRAME_WAIT_MS = 5_000;
 
 // Encodings waiting past which a new recording is encoded as it goes: on a host that ends
 // recordings faster than it encodes them (saturated for long), the backlog on disk and a
