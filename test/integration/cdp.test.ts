@@ -589,6 +589,20 @@ async function fetchBytes(route: string, headers: Record<string, string> = {}, b
   return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
+/**
+ * The session's recording once stored, or its last 404 after `withinMs`: encoding and
+ * storing run in the background (niceness 10), behind the other test files' browsers.
+ */
+async function storedRecording(cdpSessionId: string, withinMs: number) {
+  const deadline = Date.now() + withinMs;
+  let video = await fetchBytes(`/v1/cdp_sessions/${cdpSessionId}/recording`);
+  while (video.status === 404 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    video = await fetchBytes(`/v1/cdp_sessions/${cdpSessionId}/recording`);
+  }
+  return video;
+}
+
 describe('recordings of CDP sessions', () => {
   it("records the pages a client opens from the connection's opening to its end, served at GET /v1/cdp_sessions/{id}/recording with Range; 404 before and to other organizations", async () => {
     // A tenant of its own: the suite's tenant helper holds the database of the first start.
@@ -674,13 +688,7 @@ describe('recordings of CDP sessions', () => {
     await stoppedClient.closed;
 
     for (const ended of [deleted, goneSession, stopped]) {
-      // Encoding and storing waits its turn behind the other test files' browsers.
-      const deadline = Date.now() + 40_000;
-      let video = await fetchBytes(`/v1/cdp_sessions/${ended.id}/recording`);
-      while (video.status === 404 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        video = await fetchBytes(`/v1/cdp_sessions/${ended.id}/recording`);
-      }
+      const video = await storedRecording(ended.id, 40_000);
       expect(video.status, ended.id).toBe(200);
       expect((await ffprobe(video.bytes)).duration).toBeGreaterThan(0);
     }
@@ -694,13 +702,7 @@ describe('recordings of CDP sessions', () => {
     const client = await rawCdpClient(reachable(session));
     expect((await api('DELETE', `/v1/devices/${device}`)).status).toBe(202);
     await client.closed;
-    // Encoded in the background (niceness 10), behind whatever the other test files run.
-    const deadline = Date.now() + 120_000;
-    let video = await fetchBytes(`/v1/cdp_sessions/${session.id}/recording`);
-    while (video.status === 404 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      video = await fetchBytes(`/v1/cdp_sessions/${session.id}/recording`);
-    }
+    const video = await storedRecording(session.id, 120_000);
     expect(video.status).toBe(200);
     expect((await ffprobe(video.bytes)).duration).toBeGreaterThan(0);
   }, 180_000);
