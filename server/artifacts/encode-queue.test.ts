@@ -36,6 +36,39 @@ describe('EncodeQueue', () => {
     await expect.poll(() => ran).toBe(true);
   });
 
+  it('starts an encoding no sooner than its delay after it came, and the next one once a place is free and its delay passed', async () => {
+    const queue = new EncodeQueue(1, 100);
+    const startedAfter: number[] = [];
+    const addedAt = Date.now();
+    for (let index = 0; index < 2; index += 1) {
+      queue.add(async () => {
+        startedAfter.push(Date.now() - addedAt);
+        await sleep(150);
+      });
+    }
+    await expect.poll(() => queue.size, { timeout: 2_000 }).toBe(0);
+    // A timer may fire a millisecond early by Date's clock.
+    expect(startedAfter[0]).toBeGreaterThanOrEqual(99);
+    expect(startedAfter[0]).toBeLessThan(240);
+    // The second came with the first: its delay passed while the first ran, so it starts as that ends.
+    expect(startedAfter[1]! - startedAfter[0]!).toBeGreaterThanOrEqual(149);
+    expect(startedAfter[1]! - startedAfter[0]!).toBeLessThan(240);
+  });
+
+  it('starts what waits at once when it stops, without its delay', async () => {
+    const queue = new EncodeQueue(1, 60_000);
+    let ran = false;
+    queue.add(async () => {
+      ran = true;
+    });
+    await sleep(20);
+    expect(ran).toBe(false);
+    const startedAt = Date.now();
+    await queue.stop(5_000);
+    expect(ran).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(1_000);
+  });
+
   it('lets a stop wait for what is waiting, up to its time, then aborts the running encoding and drops the rest', async () => {
     const queue = new EncodeQueue(1);
     const finished: string[] = [];

@@ -75,6 +75,13 @@ const FIRST_FRAME_WAIT_MS = 5_000;
 // client's wait for a video stay bounded, and the host falls back to encoding beside the runs.
 const MAX_ENCODINGS_WAITING = 16;
 
+// How long a recording's encoding waits after its subject ended. A recording ends with its
+// subject, in the moment its client makes its next request (a DELETE right after a CDP
+// client's disconnect, the next task after a task's end): ffmpeg's start and the first
+// frames' CPU would share that moment with it. bench:lifecycle's DELETE p50 on a 2-core
+// Xeon, 2026-12-07: 17 and 20 ms with this wait (14 to 18 with 300 ms), 20 to 31 without.
+const ENCODE_AFTER_END_MS = 150;
+
 // How long a stop of the service lets the encodings waiting finish; the rest are the next start's.
 const ENCODINGS_STOP_WAIT_MS = 10_000;
 
@@ -103,7 +110,7 @@ export class Recorder {
   /** Recordings starting or in progress, by device, until they have a frame or end (untilFramed). */
   readonly #awaitingFirstFrame = new Set<{ deviceId: string; arrived: Promise<void> }>();
   // Half the cores: encodings are background work beside the browsers.
-  readonly #encodings = new EncodeQueue(Math.floor(availableParallelism() / 2));
+  readonly #encodings = new EncodeQueue(Math.floor(availableParallelism() / 2), ENCODE_AFTER_END_MS);
 
   constructor(deps: RecorderDeps) {
     this.#deps = deps;
