@@ -116,12 +116,20 @@ export async function reclaimProfile(profileDir: string, owner: number | null): 
  * by that uid is removed: a link aimed elsewhere removes nothing but its own files.
  */
 async function removeSingletonSocketFolder(profileDir: string, owner: number): Promise<void> {
-  let folder: string;
-  try {
-    folder = path.dirname(await readlink(path.join(profileDir, 'SingletonSocket')));
-  } catch {
-    return;
-  }
+  const folder = await singletonSocketFolder(profileDir);
+  if (folder !== null) await removeSocketFolder(folder, owner);
+}
+
+/** The folder a profile's SingletonSocket link names (a running Chromium's), or null without one. */
+export async function singletonSocketFolder(profileDir: string): Promise<string | null> {
+  return readlink(path.join(profileDir, 'SingletonSocket')).then(path.dirname, () => null);
+}
+
+/**
+ * Removes `folder` if it is one Chromium made for its singleton socket (shaped as it
+ * names them, directly under /tmp) and owned by `owner`, the uid its browser runs as.
+ */
+export async function removeSocketFolder(folder: string, owner: number): Promise<void> {
   if (!SINGLETON_SOCKET_FOLDER.test(folder)) return;
   const stats = await lstat(folder).catch(() => null);
   if (stats === null || !stats.isDirectory() || stats.uid !== owner) return;

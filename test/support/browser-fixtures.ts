@@ -10,6 +10,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { loadConfig } from '../../server/core/config.js';
 import { BrowserUsers } from '../../server/browser/browser-users.js';
 import { chromiumCommand } from '../../server/browser/chromium-command.js';
+import { removeSocketFolder, singletonSocketFolder } from '../../server/browser/chromium-process.js';
 import { handProfileTo } from '../../server/browser/profile-access.js';
 import { systemStateDirectoryFor } from '../../server/os/system-state-directory.js';
 
@@ -370,6 +371,11 @@ export async function launchChromiumAsTheService(profileDir: string, flags: read
     handleSIGHUP: false,
   });
   if (claim !== null) browser.once('disconnected', () => void claim.release());
+  // puppeteer kills the browser right after asking it to close: Chromium has removed its
+  // profile's singleton links by then, not yet the folder of its socket in /tmp they named.
+  // It goes as a killed device browser's does (chromium-process.ts), or each browser left one.
+  const socketFolder = await singletonSocketFolder(profileDir);
+  if (socketFolder !== null) browser.process()?.once('exit', () => void removeSocketFolder(socketFolder, claim?.user.uid ?? process.getuid!()).catch(() => undefined));
   return browser;
 }
 
