@@ -54,6 +54,7 @@ export class EncodeQueue {
     this.#accepting = false;
     this.#next();
     await settledWithin(this.#drained(), waitMs);
+    if (this.#dueTimer !== null) clearTimeout(this.#dueTimer);
     this.#waiting.length = 0;
     this.#stopping.abort();
     await Promise.all(this.#running);
