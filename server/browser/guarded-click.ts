@@ -1,30 +1,45 @@
 // Clicking an element as a person would, at its point, and only it (in-page/click-guard.ts
 // says why a point can be wrong by the time it is pressed).
 import type { ElementHandle } from 'puppeteer-core';
-import { DOM_CLICK_FUNCTION, END_CLICK_GUARD_FUNCTION, GUARD_CLICK_FUNCTION } from './in-page-scripts.js';
+import { ARM_CLICK_FUNCTION, DOM_CLICK_FUNCTION, END_CLICK_GUARD_FUNCTION } from './in-page-scripts.js';
 
 // Presses at the element's point before the click goes through the DOM instead. A page
 // that moves settles within a press or two; one whose element stays covered (an
 // overlay over it) gets the DOM click, as an element without a clickable point does.
 const PRESS_ATTEMPTS = 3;
 
+/** A navigation never asked for. */
+const NEVER = new Promise<void>(() => undefined);
+
 /**
  * Clicks `element` with the mouse at its point, the point computed afresh when a press
  * landed elsewhere (the guard kept it from the page); without a clickable point (covered,
  * zero-sized, off-screen inside a scroller), through the DOM, which still fires the
- * element's handlers and default action.
+ * element's handlers and default action. `navigationRequested`: resolves once the page's
+ * main frame asked to navigate since the click started (DriverSession).
  */
-export async function clickElement(element: ElementHandle<Element>): Promise<void> {
+export async function clickElement(element: ElementHandle<Element>, navigationRequested: Promise<void> = NEVER): Promise<void> {
+  const page = element.frame.page();
+  // In the main frame the element is brought into view as it is guarded (in-page/into-view.ts);
+  // a frame's element by puppeteer's click, which scrolls the frames around it too.
+  const inMainFrame = element.frame === page.mainFrame();
   for (let attempt = 1; attempt <= PRESS_ATTEMPTS; attempt += 1) {
-    const guard = await element.evaluateHandle(GUARD_CLICK_FUNCTION);
+    const guard = await element.evaluateHandle(ARM_CLICK_FUNCTION, inMainFrame);
     let pressed = true;
     try {
-      await element.click();
+      if (inMainFrame) {
+        const { x, y } = await element.clickablePoint();
+        await page.mouse.click(x, y);
+      } else {
+        await element.click();
+      }
     } catch {
       pressed = false;
     }
-    // A click that navigated took the guard's document with it: the click reached the page.
-    const reached = await guard.evaluate(END_CLICK_GUARD_FUNCTION).catch(() => true);
+    // A click that navigates reached the page (a missed press was kept from it), and its
+    // guard's document is on its way out: Chromium holds a command for a document being
+    // navigated away from until the next one commits (20 to 30 ms), so it is not asked.
+    const reached = await Promise.race([guard.evaluate(END_CLICK_GUARD_FUNCTION).catch(() => true), navigationRequested.then(() => true)]);
     // Released without a wait: the next command goes out behind it, and nothing reads it.
     void guard.dispose().catch(() => undefined);
     if (!pressed) break;

@@ -165,6 +165,24 @@ describe('click', () => {
     expect(await driver.textOf('#out')).toBe('Ordered');
     expect(await driver.textOf('#presses')).toBe('');
   });
+
+  it('presses an element in view where it is, and scrolls one out of view, in a scroller too, to the middle first', async () => {
+    await driver.navigate(server.url('/out-of-view'));
+    await driver.click('#near');
+    await driver.click('#inner');
+    await driver.click('#far');
+    const presses = (await driver.textOf('#presses')).trim().split(' ');
+    expect(presses).toHaveLength(3);
+    const [near, inner, far] = presses.map((press) => press.split(':'));
+    // In view already: nothing scrolled.
+    expect(near).toEqual(['near', '0', '0']);
+    // Within the viewport's bounds, but below its scroller's: the scroller scrolled to it.
+    expect(inner![0]).toBe('inner');
+    expect(Number(inner![2])).toBeGreaterThan(0);
+    // Below the page's fold: the page scrolled to it, and pressed with the mouse (a trusted press).
+    expect(far![0]).toBe('far');
+    expect(Number(far![1])).toBeGreaterThan(2_000);
+  });
 });
 
 describe('type', () => {

@@ -308,7 +308,7 @@ export class PuppeteerPageDriver implements PageDriver {
     await this.changePage('target_not_found', `clicking ${describeTarget(target)}`, async () => {
       const element = await this.resolveBehind(gate('changes'), target, 'click');
       try {
-        await this.settleNavigation(() => clickElement(element));
+        await this.settleNavigation((navigationRequested) => clickElement(element, navigationRequested));
       } finally {
         releaseHandle(element);
       }
@@ -506,9 +506,10 @@ export class PuppeteerPageDriver implements PageDriver {
   /**
    * Runs an action that may start a navigation (click, Enter) and, when one starts
    * within the grace period, waits for its document to load. A navigation blocked by
-   * the allow-list fails the action with domain_not_allowed.
+   * the allow-list fails the action with domain_not_allowed. The action is told when the
+   * main frame asks to navigate.
    */
-  private async settleNavigation(action: () => Promise<void>): Promise<void> {
+  private async settleNavigation(action: (navigationRequested: Promise<void>) => Promise<void>): Promise<void> {
     const abort = new AbortController();
     let started = false;
     let onStart = (): void => undefined;
@@ -538,7 +539,7 @@ export class PuppeteerPageDriver implements PageDriver {
         () => 'unsettled' as const,
       );
     try {
-      await action();
+      await action(navigationStarted);
       // A navigation the action asked for has been told once the page caught up.
       await Promise.race([navigationStarted, this.session.caughtUp(), delay(NAVIGATION_REQUEST_WAIT_MS)]);
       // A slow load is not the action's failure: the agent observes whatever is there.

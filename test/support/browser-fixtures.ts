@@ -165,6 +165,27 @@ const PAGES: Record<string, Route> = {
         });
       </script>`,
   }),
+  // Buttons a click must bring into view first (one within the viewport's bounds but cut
+  // off by its scroller), and one already in view: each trusted press is listed as
+  // id:page scroll:scroller scroll (the viewport is 1280 x 800).
+  '/out-of-view': () => ({
+    body: `<!doctype html><title>Out of view</title>
+      <p id="presses"></p>
+      <div id="scroller" style="height: 100px; overflow: auto"><div style="height: 150px"></div><button id="inner">Inner</button></div>
+      <button id="near" style="margin-top: 500px">Near</button>
+      <div style="height: 3000px"></div>
+      <button id="far">Far</button>
+      <script>
+        for (const button of document.querySelectorAll('button')) {
+          button.addEventListener('mousedown', (event) => {
+            if (event.isTrusted) document.getElementById('presses').textContent += button.id + ':' + Math.round(scrollY) + ':' + Math.round(document.getElementById('scroller').scrollTop) + ' ';
+          });
+        }
+      </script>`,
+  }),
+  // A link to a page whose server answers after 1.5 s.
+  '/slow-link': () => ({ body: '<!doctype html><title>Slow link</title><a id="go" href="/slow-next">Go on</a>' }),
+  '/slow-next': () => ({ body: '<!doctype html><title>Slow next</title><p>there</p>', delayMs: 1_500 }),
   // A server that answers after 12 s: a navigation to it stays pending that long.
   '/slow-answer': () => ({ body: '<!doctype html><title>Slow</title><p>at last</p>', delayMs: 12_000 }),
   // A script that never yields, a moment after the page loaded: its renderer answers nothing more.
