@@ -139,10 +139,11 @@ export class Recorder {
     const awaiting = { deviceId, arrived: firstFrameArrived };
     this.#awaitingFirstFrame.add(awaiting);
     void firstFrameArrived.then(() => this.#awaitingFirstFrame.delete(awaiting));
-    const onFrame = (frame: LiveFrame) => {
-      timeline.see(frame);
-      if (stopped) return;
-      firstFrame();
+    // Frames are kept on disk only once the row exists (recover() finds a recording by its
+    // row); the last frame before it is the video's first.
+    let rowWritten = false;
+    let lastBeforeRow: LiveFrame | null = null;
+    const keep = (frame: LiveFrame) => {
       const jpeg = jpegOf(frame);
       if (kept !== null) return kept.push(jpeg);
       // The video is the size of the first frame (800 px wide for a recording alone, 1280
@@ -152,17 +153,31 @@ export class Recorder {
       const encodeLiveAfterMs = this.#encodings.size >= MAX_ENCODINGS_WAITING ? 0 : this.#deps.encodeLiveAfterMs;
       kept = new RecordingFrames({ file, ...recordingFiles(file), fps: this.#deps.fps, width, height, encodeLiveAfterMs, log }, jpeg);
     };
+    const onFrame = (frame: LiveFrame) => {
+      timeline.see(frame);
+      if (stopped) return;
+      firstFrame();
+      if (rowWritten) keep(frame);
+      else lastBeforeRow = frame;
+    };
+    // The screencast opens while the row is written: a run's first action waits for both.
+    const watching = frames.watchFrames(deviceId, onFrame);
+    watching.catch(() => undefined); // its failure is read below, once the row is written
     let row: RecordingRow;
     try {
       await mkdir(this.#directory, { recursive: true, mode: 0o700 });
       row = await insertRecording(db, subject, recordingId, this.#deps.hostId);
     } catch (error) {
       log.error({ err: error, subject: subject.kind, subjectId: subject.id }, 'could not start a recording');
+      stopped = true;
+      void watching.then((opened) => opened.stop(), () => undefined);
       firstFrame();
       return NOTHING;
     }
+    rowWritten = true;
+    if (lastBeforeRow !== null) keep(lastBeforeRow);
     try {
-      watch = await frames.watchFrames(deviceId, onFrame);
+      watch = await watching;
     } catch (error) {
       log.warn({ err: error, recordingId }, 'recording got no screencast; marked failed');
       await markRecordingFailed(db, recordingId).catch(() => undefined);
