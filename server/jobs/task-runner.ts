@@ -9,7 +9,7 @@ import { runAgent } from '../agent/run-agent';
 import type { NewStep } from '../agent/step';
 import type { PageDriver } from '../browser';
 import { systemActor } from '../domain/keys/principal';
-import { claimTasks, failLostRunningTasks, handOverTask, renewLease, taskPageIncarnation } from '../domain/tasks/task-lease';
+import { claimTasks, failLostRunningTasks, handOverTask, renewLease, type RunningBrowsers } from '../domain/tasks/task-lease';
 import type { TaskRow } from '../domain/tasks/task-resource';
 import { appendStep, appendStepInTransaction, forgetStepScreenshot, stepScreenshotKey, taskHistory } from '../domain/tasks/task-steps';
 import { cachingPlanner } from '../agent/replay/caching-planner';
@@ -104,7 +104,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     concurrency: config.agent.workers,
     claim: async (limit) => {
       const claimedAt = Date.now();
-      const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, limit, deps.browserPool.runningDeviceIds(), [...runs.keys()]);
+      const claimed = await claimTasks(deps.db, deps.hostId, deps.instanceId, config.agent.leaseMs, limit, runningBrowsers(), [...runs.keys()]);
       return claimed.map((task) => ({ task, claimedAt }));
     },
     work: ({ task, claimedAt }) => runTask(task, claimedAt),
@@ -244,23 +244,16 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     const browser = deps.browserPool.get(task.deviceId);
     if (browser === undefined) return { status: 'failed', error: 'device_lost' };
     // A task continues only on the page it built: after a restart that relaunched the
-    // browser (its machine rebooted, the browser was reaped), that page is gone. The page
-    // is asked for meanwhile (a round trip each, and neither needs the other's answer).
-    const asked = browser.page();
-    asked.catch(() => undefined); // its failure is read below, once the incarnation is known
-    const built = await taskPageIncarnation(deps.db, task.id, deps.instanceId, browser.incarnation);
-    if (built === null) {
-      stop('released');
-      return { status: 'canceled' };
-    }
-    if (built !== browser.incarnation) {
+    // browser (its machine rebooted, the browser was reaped), that page is gone. The
+    // browser the task's first run found is recorded by its first claim.
+    if (task.browserIncarnation !== browser.incarnation) {
       log.warn({ taskId: task.id, deviceId: task.deviceId }, 'the browser that held the task\'s page is gone; task failed with device_lost');
       return { status: 'failed', error: 'device_lost' };
     }
     let driver: PageDriver;
     try {
       // An action starts once the run may act and the pictures of the steps before it end.
-      driver = gatedPageDriver(await asked, beforeAction, (effect) => screenshots.actionStarting(effect));
+      driver = gatedPageDriver(await browser.page(), beforeAction, (effect) => screenshots.actionStarting(effect));
     } catch (error) {
       // The browser is there but cannot give a page: it is dying.
       log.warn({ err: error, taskId: task.id }, 'device browser gave no page');
@@ -317,6 +310,16 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
         keep: async (file) => keepDownload({ db: deps.db, store: deps.store, log, workDir: path.join(config.dataDir, 'downloads') }, task, file, await downloadBytesLeft(task.id)),
       },
     });
+  }
+
+  /** The browsers this host's pool runs, by device: a claim takes only their tasks. */
+  function runningBrowsers(): RunningBrowsers {
+    const running = new Map<string, string>();
+    for (const deviceId of deps.browserPool.runningDeviceIds()) {
+      const browser = deps.browserPool.get(deviceId);
+      if (browser !== undefined) running.set(deviceId, browser.incarnation);
+    }
+    return running;
   }
 
   /** What the next file a task downloads may weigh: the per-file cap, or what the task's cap leaves. */

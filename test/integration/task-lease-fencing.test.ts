@@ -12,7 +12,6 @@ import {
   handOverTask,
   releaseHostLeases,
   renewLease,
-  taskPageIncarnation,
 } from '../../server/domain/tasks/task-lease';
 import { appendStep } from '../../server/domain/tasks/task-steps';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -57,32 +56,36 @@ async function taskRow(id: string) {
   return row!;
 }
 
+/** The host's pool running `deviceId`'s browser, of `incarnation`. */
+const running = (deviceId: string, incarnation = 'incarnation-1') => new Map([[deviceId, incarnation]]);
+
 const step = { type: 'action' as const, action: 'click "x"', url: null, title: null, note: null };
 
 describe('the task lease', () => {
   it('refuses a second driver while the first holds the task, and the first once its lease was taken over', async () => {
     const task = await runningTask();
-    const [claimedByA] = await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10, [task.deviceId], []);
+    const [claimedByA] = await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10, running(task.deviceId), []);
     expect(claimedByA?.id).toBe(task.id);
 
     // B is refused everything while A holds the lease.
-    expect(await claimTasks(database.db, HOST, 'service-b', LEASE_MS, 10, [task.deviceId], [])).toEqual([]);
+    expect(await claimTasks(database.db, HOST, 'service-b', LEASE_MS, 10, running(task.deviceId), [])).toEqual([]);
     expect((await renewLease(database.db, claimedByA!, 'service-b', LEASE_MS)).held).toBe(false);
     expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-b')).toBe(false);
-    expect(await taskPageIncarnation(database.db, task.id, 'service-b', 'incarnation-b')).toBeNull();
     expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
-    expect(await taskPageIncarnation(database.db, task.id, 'service-a', 'incarnation-1')).toBe('incarnation-1');
+    // Its first claim recorded the browser its page is built in.
+    expect(claimedByA?.browserIncarnation).toBe('incarnation-1');
 
     // A is cut off past its lease (a partition): B takes the task over, saying so with a
     // driver_lost step, and from then on nothing A does counts, however late it comes.
     await sleep(LEASE_MS + 100);
-    const [claimedByB] = await claimTasks(database.db, HOST, 'service-b', 60_000, 10, [task.deviceId], []);
+    const [claimedByB] = await claimTasks(database.db, HOST, 'service-b', 60_000, 10, running(task.deviceId, 'incarnation-2'), []);
     expect(claimedByB?.id).toBe(task.id);
     expect((await renewLease(database.db, claimedByA!, 'service-a', LEASE_MS)).held).toBe(false);
     expect(await appendStep(database.db, task.id, task.orgId, 2, step, 'service-a')).toBe(false);
     expect(await handOverTask(database.db, task.id, 'service-a')).toBe(false);
-    // The page B continues on is the one the task built, as recorded by A's run.
-    expect(await taskPageIncarnation(database.db, task.id, 'service-b', 'incarnation-2')).toBe('incarnation-1');
+    // The page B continues on is the one the task built, as recorded by A's claim: B's run
+    // compares it with the browser it finds there.
+    expect(claimedByB?.browserIncarnation).toBe('incarnation-1');
     const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
     // usage.steps counts the run's own steps, not the service's observations.
     expect(row).toMatchObject({ status: 'running', leaseOwner: 'service-b', stepCount: 1 });
@@ -92,20 +95,20 @@ describe('the task lease', () => {
 
   it('never claims again a task its owner still drives, however late its heartbeat; one whose run ended in the owner is claimed again', async () => {
     const task = await runningTask();
-    await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10, [task.deviceId], []);
+    await claimTasks(database.db, HOST, 'service-a', LEASE_MS, 10, running(task.deviceId), []);
     // A's heartbeat is late (the database was away, or the machine loaded): its lease ran out.
     await sleep(LEASE_MS + 100);
-    expect(await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId], [task.id])).toEqual([]);
+    expect(await claimTasks(database.db, HOST, 'service-a', 60_000, 10, running(task.deviceId), [task.id])).toEqual([]);
     expect((await renewLease(database.db, { ...(await taskRow(task.id)) }, 'service-a', LEASE_MS)).held).toBe(true);
     // A run of A that ended without ending its task leaves it to A's next claim.
     await sleep(LEASE_MS + 100);
-    const [again] = await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId], []);
+    const [again] = await claimTasks(database.db, HOST, 'service-a', 60_000, 10, running(task.deviceId), []);
     expect(again).toMatchObject({ id: task.id, leaseOwner: 'service-a', attempts: 2 });
   });
 
   it('counts a step written again after its commit was not acknowledged once; another step at its seq means the run lost the task', async () => {
     const task = await runningTask();
-    await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId], []);
+    await claimTasks(database.db, HOST, 'service-a', 60_000, 10, running(task.deviceId), []);
     expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
     // The retry of a write whose answer the database took down with it.
     expect(await appendStep(database.db, task.id, task.orgId, 1, step, 'service-a')).toBe(true);
@@ -116,9 +119,9 @@ describe('the task lease', () => {
 
   it('hands a run over with a handed_over step, for the next service of the host to claim at once', async () => {
     const task = await runningTask();
-    await claimTasks(database.db, HOST, 'service-a', 60_000, 10, [task.deviceId], []);
+    await claimTasks(database.db, HOST, 'service-a', 60_000, 10, running(task.deviceId), []);
     expect(await handOverTask(database.db, task.id, 'service-a')).toBe(true);
-    const claimed = await claimTasks(database.db, HOST, 'service-c', 60_000, 10, [task.deviceId], []);
+    const claimed = await claimTasks(database.db, HOST, 'service-c', 60_000, 10, running(task.deviceId), []);
     expect(claimed.map((row) => row.id)).toContain(task.id);
     const actions = await database.sql<Array<{ action: string }>>`select action from task_steps where task_id = ${task.id} order by seq`;
     expect(actions.map((row) => row.action)).toEqual(['handed_over']);
@@ -126,7 +129,7 @@ describe('the task lease', () => {
 
   it('frees at start what a dead process of the host held, with a driver_lost step', async () => {
     const task = await runningTask();
-    await claimTasks(database.db, HOST, 'dead-process', 60_000, 10, [task.deviceId], []);
+    await claimTasks(database.db, HOST, 'dead-process', 60_000, 10, running(task.deviceId), []);
     const freed = await releaseHostLeases(database.db, HOST, 'new-process');
     expect(freed).toContain(task.id);
     const [row] = await database.db.select().from(tasks).where(eq(tasks.id, task.id));
@@ -138,7 +141,7 @@ describe('the task lease', () => {
   it('fails a task for its host only once the host has been silent longer than browsers are kept', async () => {
     await registerHost(database.db, 'host-silent', 'http://127.0.0.1:2');
     const task = await runningTask('host-silent');
-    await claimTasks(database.db, 'host-silent', 'service-s', 50, 10, [task.deviceId], []);
+    await claimTasks(database.db, 'host-silent', 'service-s', 50, 10, running(task.deviceId), []);
     await sleep(100);
     // The lease ran out, but the host still writes its heartbeat: its next service continues the task.
     await heartbeatHost(database.db, 'host-silent');

@@ -18,35 +18,56 @@ function devicesOnHost(db: Db, hostId: string) {
   return db.select({ id: devices.id }).from(devices).where(eq(devices.hostId, hostId));
 }
 
+/** The devices whose browser this host's pool runs, each with its browser's incarnation (BrowserHandle.incarnation). */
+export type RunningBrowsers = ReadonlyMap<string, string>;
+
 /**
  * Leases up to `limit` running tasks whose device's browser runs on this host
- * (devices.host_id, and `runningDeviceIds`: the pool's), and that nobody drives: never claimed, handed over by a stopping
+ * (devices.host_id, and `running`: the pool's), and that nobody drives: never claimed, handed over by a stopping
  * service, or whose driver died (its lease ran out: a `driver_lost` step says so). Only this host's pool can drive
  * them, and its browsers outlive a service process, so a task whose driver died
- * continues here on the page it built (the run checks the browser's incarnation).
+ * continues here on the page it built (the run checks the browser's incarnation, which
+ * the task's first claim records: a relaunched browser does not hold the page the task built).
  * `driving`: the tasks `owner` runs right now, never claimed again whatever their lease
  * says. Its heartbeat may be late (a database outage, a loaded machine), and a second
  * claim would start a second run of the task beside the first, under the same owner that
  * every write is fenced by.
+ *
+ * The claim does not wait for the read of other owners' leases that ran out: it takes
+ * what nobody holds (or `owner` held) at once, beside that read, and claims again what
+ * the read freed, which is rare.
  */
-export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number, runningDeviceIds: readonly string[], driving: readonly string[]): Promise<TaskRow[]> {
+export async function claimTasks(db: Db, hostId: string, owner: string, leaseMs: number, limit: number, running: RunningBrowsers, driving: readonly string[]): Promise<TaskRow[]> {
   // Only tasks whose browser this host's pool already runs: one still starting (a device
   // being adopted or re-attached) is claimed once it runs, not failed for lack of it.
-  if (limit <= 0 || runningDeviceIds.length === 0) return [];
-  const onThisHost = and(inArray(tasks.deviceId, [...runningDeviceIds]), inArray(tasks.deviceId, devicesOnHost(db, hostId)));
+  if (limit <= 0 || running.size === 0) return [];
+  const onThisHost = and(inArray(tasks.deviceId, [...running.keys()]), inArray(tasks.deviceId, devicesOnHost(db, hostId)));
+  const claim = (count: number) =>
+    taskLease
+      .claim(db, {
+        owner,
+        leaseMs,
+        limit: count,
+        // Another owner's lease that ran out is claimed only once released with its step.
+        due: and(eq(tasks.status, 'running'), onThisHost, or(isNull(tasks.leaseOwner), eq(tasks.leaseOwner, owner)), driving.length === 0 ? undefined : notInArray(tasks.id, [...driving])),
+        orderBy: asc(tasks.createdAt),
+        set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow(), browserIncarnation: incarnationOnFirstClaim(running) },
+      })
+      .returning();
   // A lease that ran out was its driver's last word: the timeline says so before the
   // task continues here (the same step as when a start or an adoption frees it sooner).
-  await releaseLeases(db, and(onThisHost, lt(tasks.leaseExpiresAt, dbNow())), owner);
-  return taskLease
-    .claim(db, {
-      owner,
-      leaseMs,
-      limit,
-      due: and(eq(tasks.status, 'running'), onThisHost, driving.length === 0 ? undefined : notInArray(tasks.id, [...driving])),
-      orderBy: asc(tasks.createdAt),
-      set: { attempts: sql`${tasks.attempts} + 1`, updatedAt: dbNow() },
-    })
-    .returning();
+  const [freed, claimed] = await Promise.all([releaseLeases(db, and(onThisHost, lt(tasks.leaseExpiresAt, dbNow())), owner), claim(limit)]);
+  if (freed.length === 0 || claimed.length >= limit) return claimed;
+  return [...claimed, ...(await claim(limit - claimed.length))];
+}
+
+/** The incarnation of the task's device's browser, recorded by the task's first claim and kept by every later one. */
+function incarnationOnFirstClaim(running: RunningBrowsers): SQL {
+  const incarnations = sql.join(
+    [...running].map(([deviceId, incarnation]) => sql`when ${deviceId} then ${incarnation}`),
+    sql` `,
+  );
+  return sql`coalesce(${tasks.browserIncarnation}, case ${tasks.deviceId}::text ${incarnations} end)`;
 }
 
 /** Written when a stopping service hands a run over (a deploy's SIGTERM). */
@@ -109,21 +130,6 @@ async function releaseLeases(db: Db, which: SQL | undefined, exceptOwner: string
 /** releaseLeasesOfDeadDriver for every device of this host, at start. */
 export function releaseHostLeases(db: Db, hostId: string, owner: string): Promise<string[]> {
   return releaseLeasesOfDeadDriver(db, devicesOnHost(db, hostId), owner);
-}
-
-/**
- * The incarnation of the browser the task's page lives in: recorded by the task's first
- * run, and returned as recorded to every later one, which compares it with the browser
- * it finds (a relaunched browser does not hold the page the task built). Null when the
- * task is no longer `owner`'s.
- */
-export async function taskPageIncarnation(db: Db, taskId: string, owner: string, incarnation: string): Promise<string | null> {
-  const [row] = await db
-    .update(tasks)
-    .set({ browserIncarnation: sql`coalesce(${tasks.browserIncarnation}, ${incarnation})` })
-    .where(and(eq(tasks.id, taskId), eq(tasks.status, 'running'), eq(tasks.leaseOwner, owner)))
-    .returning({ incarnation: tasks.browserIncarnation });
-  return row?.incarnation ?? null;
 }
 
 export interface LeaseState {
