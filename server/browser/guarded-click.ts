@@ -1,7 +1,7 @@
 // Clicking an element as a person would, at its point, and only it (in-page/click-guard.ts
 // says why a point can be wrong by the time it is pressed).
 import type { ElementHandle } from 'puppeteer-core';
-import { ARM_CLICK_FUNCTION, DOM_CLICK_FUNCTION, END_CLICK_GUARD_FUNCTION } from './in-page-scripts.js';
+import { CLICK_POINT_FUNCTION, DOM_CLICK_FUNCTION, END_CLICK_GUARD_FUNCTION, GUARD_CLICK_FUNCTION } from './in-page-scripts.js';
 
 // Presses at the element's point before the click goes through the DOM instead. A page
 // that moves settles within a press or two; one whose element stays covered (an
@@ -20,19 +20,17 @@ const NEVER = new Promise<void>(() => undefined);
  */
 export async function clickElement(element: ElementHandle<Element>, navigationRequested: Promise<void> = NEVER): Promise<void> {
   const page = element.frame.page();
-  // In the main frame the element is brought into view as it is guarded (in-page/into-view.ts);
-  // a frame's element by puppeteer's click, which scrolls the frames around it too.
+  // In the main frame the driver finds the point itself (in-page/click-point.ts), beside
+  // the guard; a frame's element is pressed by puppeteer's click, which scrolls the frames
+  // around it too.
   const inMainFrame = element.frame === page.mainFrame();
   for (let attempt = 1; attempt <= PRESS_ATTEMPTS; attempt += 1) {
-    const guard = await element.evaluateHandle(ARM_CLICK_FUNCTION, inMainFrame);
+    const [guard, point] = await Promise.all([element.evaluateHandle(GUARD_CLICK_FUNCTION), inMainFrame ? element.evaluate(CLICK_POINT_FUNCTION) : null]);
     let pressed = true;
     try {
-      if (inMainFrame) {
-        const { x, y } = await element.clickablePoint();
-        await page.mouse.click(x, y);
-      } else {
-        await element.click();
-      }
+      if (!inMainFrame) await element.click();
+      else if (point === null) pressed = false;
+      else await page.mouse.click(point.x, point.y);
     } catch {
       pressed = false;
     }

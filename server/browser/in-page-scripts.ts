@@ -77,11 +77,12 @@ export const LOCATE_FINGERPRINT_SCRIPT = inPage('locateFingerprint');
 export const PREPARE_FIELD_FUNCTION = inPage('prepareField');
 export const SELECT_OPTION_FUNCTION = inPage('selectOption');
 export const DOM_CLICK_FUNCTION = inPage('domClick');
-export const ARM_CLICK_FUNCTION = inPage('armClick');
+export const GUARD_CLICK_FUNCTION = inPage('guardClick');
+export const CLICK_POINT_FUNCTION = inPage('clickPoint');
 export const FINGERPRINT_FUNCTION = inPage('fingerprintOf');
 export const FRAME_PLACEMENT_FUNCTION = inPage('framePlacement');
 
-/** Called with a click guard's handle (ARM_CLICK_FUNCTION's result). */
+/** Called with a click guard's handle (GUARD_CLICK_FUNCTION's result). */
 export const END_CLICK_GUARD_FUNCTION = inPage('endClickGuard');
 
 /**

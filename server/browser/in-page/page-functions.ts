@@ -25,10 +25,9 @@ import {
 } from './dom-query.js';
 import { renderedText } from './rendered-text.js';
 import { bestTextMatch, clamp, normalize } from './text-match.js';
-import { guardClick, type ClickGuard } from './click-guard.js';
-import { bringIntoView } from './into-view.js';
 
-export { endClickGuard } from './click-guard.js';
+export { endClickGuard, guardClick } from './click-guard.js';
+export { clickPoint } from './click-point.js';
 export { installSteadyCaret } from './steady-caret.js';
 
 /**
@@ -202,16 +201,6 @@ export function selectOption(element: Element, wanted: string): boolean {
     }
   }
   return false;
-}
-
-/**
- * Readies a press on `element`: in view (`bringIntoView`: the driver's own check, in the
- * main frame; a frame's element is brought into view by puppeteer, across its frames),
- * then guarded (click-guard.ts), in one round trip.
- */
-export function armClick(element: Element, intoView: boolean): ClickGuard {
-  if (intoView) bringIntoView(element);
-  return guardClick(element);
 }
 
 /** Clicks through the DOM when there is no clickable point (covered, zero-size). */
