@@ -25,7 +25,8 @@ export async function clickElement(element: ElementHandle<Element>, navigationRe
   // around it too.
   const inMainFrame = element.frame === page.mainFrame();
   for (let attempt = 1; attempt <= PRESS_ATTEMPTS; attempt += 1) {
-    const [guard, point] = await Promise.all([element.evaluateHandle(GUARD_CLICK_FUNCTION), inMainFrame ? element.evaluate(CLICK_POINT_FUNCTION) : null]);
+    // A point the page could not answer is no point, as puppeteer's click failing is no press.
+    const [guard, point] = await Promise.all([element.evaluateHandle(GUARD_CLICK_FUNCTION), inMainFrame ? element.evaluate(CLICK_POINT_FUNCTION).catch(() => null) : null]);
     let pressed = true;
     try {
       if (!inMainFrame) await element.click();
