@@ -245,7 +245,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
     if (browser === undefined) return { status: 'failed', error: 'device_lost' };
     // A task continues only on the page it built: after a restart that relaunched the
     // browser (its machine rebooted, the browser was reaped), that page is gone. The
-    // browser the task's first run found is recorded by its first claim.
+    // claim that first leased the task recorded the browser it found.
     if (task.browserIncarnation !== browser.incarnation) {
       log.warn({ taskId: task.id, deviceId: task.deviceId }, 'the browser that held the task\'s page is gone; task failed with device_lost');
       return { status: 'failed', error: 'device_lost' };
