@@ -92,7 +92,8 @@ async function main(): Promise<void> {
       // The browser's group is gone: its uid claim goes before the service hears of the end,
       // so the service can claim that uid again at once (browser-users.ts).
       if (start.kind === 'local' && start.uid !== null) closeClaim();
-      client?.socket.destroy();
+      // The client's socket closes with this process, not before it: the service's
+      // closeBrowser() resolves on that close, once no keeper is left.
       process.exit(0);
     })();
   };
