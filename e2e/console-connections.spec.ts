@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { RawConnection } from '../test/support/raw-http';
 
 // The Next.js console on a connection a proxy reuses: pages answered keep-alive one after

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { expectNoSeriousViolations } from './support/accessibility';
 import { base, CONSOLE_VIEWPORT, screenshot, signInAsNewOperator } from './support/console';
 import { admin } from './admin-cli';

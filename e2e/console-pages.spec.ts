@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import postgres from 'postgres';
 import { expectNoSeriousViolations } from './support/accessibility';
 import { base, CONSOLE_VIEWPORT, screenshot, signInAsNewOperator } from './support/console';

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { expectNoSeriousViolations } from './support/accessibility';
 
 const baseUrl = () => process.env.E2E_BASE_URL!;

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { startServiceProcess, type ServiceProcess } from '../test/support/service-process';
 import { adminOn } from './admin-cli';
 import { expectNoSeriousViolations } from './support/accessibility';

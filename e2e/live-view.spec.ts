@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import type { APIRequestContext, Page } from '@playwright/test';
+import { expect, test } from './support/test';
 import { startTaskPages, type TaskPages } from '../test/support/task-pages';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver';
 import { admin } from './admin-cli';

@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import type { APIRequestContext, Page } from '@playwright/test';
+import { expect, test } from './support/test';
 import { SECRET, startShopPages, type ShopPages } from '../test/support/shop-pages';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver';
 import { admin } from './admin-cli';

@@ -4,37 +4,45 @@ type HeaderValue = number | string | readonly string[];
 
 /**
  * The server's responses (`createServer({ ServerResponse: ConnectionHonouringResponse })`):
- * the answer to a request that asked to close its connection (`Connection: close`, or
- * HTTP/1.0 without keep-alive) says `Connection: close`, and Node closes the socket after
- * it, whatever header a handler sets. A handler's own `Connection: keep-alive` (the MCP
- * SDK's event streams set one) would otherwise make Node keep the socket while its parser,
- * having read `close`, refuses whatever comes next on it with a bare 400: through a proxy
- * that reuses connections, a random 400 on someone else's request.
+ * whether a connection is kept alive is Node's to say, or a handler's `Connection: close`
+ * (a body refused unread, still on the connection). Node answers a request that asked to
+ * close (`Connection: close`, or HTTP/1.0 without keep-alive) with `Connection: close` and
+ * closes the socket after it; any other with `Connection: keep-alive` and
+ * `Keep-Alive: timeout=5`, the idle time after which it closes the socket.
  *
- * Node itself decides keep-alive for every other request; only the client's `close` is
- * enforced here. Until the head is written, `shouldKeepAlive` is the parser's verdict on
- * the request (a handler's header changes it only when the head is stored).
+ * A handler's `Connection: keep-alive` (the MCP SDK's event streams set one) is dropped: it
+ * would make Node keep a socket whose parser, having read `close`, refuses whatever comes
+ * next on it with a bare 400 (through a proxy that reuses connections, a random 400 on
+ * someone else's request), and would take the idle time out of the answer, so that a
+ * client could not know when to stop reusing the connection (docs/api.md, "Connections").
  */
 export class ConnectionHonouringResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   override setHeader(name: string, value: HeaderValue): this {
-    return super.setHeader(name, this.#closing(name) ? 'close' : value);
+    return keptByNode(name, value) ? this : super.setHeader(name, value);
   }
 
   override appendHeader(name: string, value: string | readonly string[]): this {
-    if (this.#closing(name)) return super.setHeader(name, 'close');
-    return super.appendHeader(name, value);
+    return keptByNode(name, value) ? this : super.appendHeader(name, value);
   }
 
   override writeHead(statusCode: number, statusMessage?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
-    // Once a header is set, Node merges the headers given here through setHeader (and
-    // appendHeader for a raw list) instead of writing them as given: a `Connection` among
-    // them then goes through the overrides above.
-    if (!this.shouldKeepAlive && !this.headersSent) this.setHeader('Connection', 'close');
-    if (typeof statusMessage === 'string') return super.writeHead(statusCode, statusMessage, headers);
-    return super.writeHead(statusCode, statusMessage);
+    if (typeof statusMessage === 'string') return super.writeHead(statusCode, statusMessage, withoutKeepAlive(headers));
+    return super.writeHead(statusCode, withoutKeepAlive(statusMessage));
   }
+}
 
-  #closing(name: string): boolean {
-    return !this.shouldKeepAlive && name.toLowerCase() === 'connection';
+/** Whether a handler's header is a `Connection` other than `close`, which Node decides instead. */
+function keptByNode(name: string, value: HeaderValue | undefined): boolean {
+  return name.toLowerCase() === 'connection' && String(value).trim().toLowerCase() !== 'close';
+}
+
+/** Headers given to writeHead, an object or a flat list of names and values, without a `Connection` Node decides. */
+function withoutKeepAlive(headers: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined {
+  if (headers === undefined) return undefined;
+  if (!Array.isArray(headers)) return Object.fromEntries(Object.entries(headers).filter(([name, value]) => !keptByNode(name, value)));
+  const kept: OutgoingHttpHeader[] = [];
+  for (let index = 0; index < headers.length; index += 2) {
+    if (!keptByNode(String(headers[index]), headers[index + 1])) kept.push(headers[index]!, headers[index + 1]!);
   }
+  return kept;
 }
