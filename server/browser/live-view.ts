@@ -25,13 +25,6 @@ const SCREENCAST_OPTIONS: Record<ScreencastAudience, Protocol.Page.StartScreenca
  */
 const FIRST_FRAME_WAIT_MS = 300;
 
-/**
- * A screenshot makes the compositor draw a new frame, which the screencast sends as well
- * (about 25 ms on a quiet host); repaint() wants only that frame, so its own picture is
- * the cheapest one Chromium encodes.
- */
-const REPAINT_CAPTURE: Protocol.Page.CaptureScreenshotRequest = { format: 'jpeg', quality: 1, optimizeForSpeed: true };
-
 const VIEWPORT_SIZE_EXPRESSION = '({ width: innerWidth, height: innerHeight })';
 
 /**
@@ -61,8 +54,8 @@ class ScreencastLiveView implements LiveView {
   private latestFrame: LiveFrame | null = null;
   private firstFrameTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | null = null;
-  /** Audience changes, one at a time. */
-  private resizing: Promise<void> = Promise.resolve();
+  /** Restarts of the screencast (audience changes, repaints), one at a time. */
+  private restarts: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly page: Page,
@@ -88,11 +81,12 @@ class ScreencastLiveView implements LiveView {
 
   /**
    * A screencast's options are fixed while it runs: it restarts with the new ones. A
-   * restart sends no frame until the page changes, so a person who just came is sent a
-   * full-size picture of the page as it is.
+   * restart's first frame takes a frame's drawing and encoding (repaint()), so a person who
+   * just came is sent a full-size picture of the page as it is at once, unless that frame
+   * came first.
    */
   setAudience(audience: ScreencastAudience): Promise<void> {
-    this.resizing = this.resizing.then(async () => {
+    this.restarts = this.restarts.then(async () => {
       if (this.audience === audience || this.closing !== null) return;
       this.audience = audience;
       try {
@@ -103,7 +97,7 @@ class ScreencastLiveView implements LiveView {
       }
       if (audience === 'people') await this.captureFrameIfNoneArrived(this.latestFrame);
     });
-    return this.resizing;
+    return this.restarts;
   }
 
   onFrame(listener: (frame: LiveFrame) => void): () => void {
@@ -120,10 +114,24 @@ class ScreencastLiveView implements LiveView {
     else this.endedListeners.add(listener);
   }
 
-  async repaint(): Promise<void> {
-    if (this.closing !== null) return;
-    // A page navigating or gone draws its next frame by itself, or never: nothing to force.
-    await this.session.send('Page.captureScreenshot', REPAINT_CAPTURE).catch(() => undefined);
+  /**
+   * Restarts the screencast, whose start draws the page and sends that frame (20 to 30 ms
+   * on a quiet 2-core host): the cost of one screencast frame. A screenshot, the other way
+   * to make the compositor draw, encodes the whole viewport, which took 100 to 160 ms of a
+   * core on a 2-core EPYC and slowed the action after it (a submit to the next document
+   * 125 to 155 ms, against 85 to 100 after a restart).
+   */
+  repaint(): Promise<void> {
+    this.restarts = this.restarts.then(async () => {
+      if (this.closing !== null) return;
+      try {
+        await this.session.send('Page.stopScreencast');
+        await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS[this.audience]);
+      } catch {
+        // A page navigating or gone draws its next frame by itself, or never: nothing to force.
+      }
+    });
+    return this.restarts;
   }
 
   async input(event: LiveInput): Promise<void> {
