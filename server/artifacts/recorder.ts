@@ -223,7 +223,7 @@ export class Recorder {
         return stopping;
       },
       frameBetween: (since, until) => timeline.frameBetween(since, until),
-      shown: (changedAt, endedBy) => timeline.shown(changedAt, endedBy),
+      shown: (changedAt, typedBy) => timeline.shown(changedAt, typedBy),
     };
     this.#active.add(active);
     return active;
