@@ -14,12 +14,12 @@ const FRAME_IN_FLIGHT_MS = 1_000;
 // click on an inert spot) costs this much, once.
 const PAINT_WAIT_MS = 400;
 
-// How long shown() waits, after a step that typed, for a frame produced after the step's
-// end. Typing ends once the page has run the animation frame that paints its last key, but
+// How long shown() waits, after a step that typed or navigated, for a frame produced after
+// the step's end. Typing ends once the page has run the animation frame that paints its last key, but
 // a compositor behind its page (a loaded host) produces that frame after the step's end;
 // on a quiet host it came before, and no frame follows a still page by itself: shown()
 // asks the page for one (a repaint, about 25 ms), and waits this long at most for it.
-const TYPED_PAINT_WAIT_MS = 150;
+const LATE_PAINT_WAIT_MS = 150;
 
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
 // and a step's window is decided within moments of its end.
@@ -137,15 +137,15 @@ export class FrameTimeline {
    * host the compositor is late), PAINT_WAIT_MS at most (a change may repaint nothing).
    * At the end, at once. The action itself ended only once the page had painted its
    * effect (PageDriver), so frames produced after its end are no longer its own, but for
-   * typing's: `typedBy`, the end of a step that typed, is then waited past as well, on a
-   * frame asked of the page (TYPED_PAINT_WAIT_MS at most).
+   * typing's and a navigation's: `endedBy`, the end of such a step, is then waited past as
+   * well, on a frame asked of the page (LATE_PAINT_WAIT_MS at most).
    */
-  async shown(changedAt: number, typedBy: number | null = null): Promise<void> {
+  async shown(changedAt: number, endedBy: number | null = null): Promise<void> {
     await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
-    if (typedBy === null) return;
-    const painted = this.#paintedAfter(typedBy, TYPED_PAINT_WAIT_MS);
-    // A frame drawn from now on shows every key: typing ended after the page committed the last.
-    if (!this.#paintedSince(typedBy)) void this.#repaint().catch(() => undefined);
+    if (endedBy === null) return;
+    const painted = this.#paintedAfter(endedBy, LATE_PAINT_WAIT_MS);
+    // A frame drawn from now on shows the step's effect: the step ended after the page committed it.
+    if (!this.#paintedSince(endedBy)) void this.#repaint().catch(() => undefined);
     await painted;
   }
 

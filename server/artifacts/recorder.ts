@@ -223,7 +223,7 @@ export class Recorder {
         return stopping;
       },
       frameBetween: (since, until) => timeline.frameBetween(since, until),
-      shown: (changedAt, typedBy) => timeline.shown(changedAt, typedBy),
+      shown: (changedAt, endedBy) => timeline.shown(changedAt, endedBy),
     };
     this.#active.add(active);
     return active;

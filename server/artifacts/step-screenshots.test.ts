@@ -16,7 +16,7 @@ async function harness() {
   const recording: ActiveRecording = {
     stop: async () => timeline.end(),
     frameBetween: (since, until) => timeline.frameBetween(since, until),
-    shown: (changedAt, typedBy) => timeline.shown(changedAt, typedBy),
+    shown: (changedAt, endedBy) => timeline.shown(changedAt, endedBy),
   };
   const stored = new Map<string, string>();
   const store = { put: async (key: string, body: Buffer) => void stored.set(key, body.toString()) } as unknown as ObjectStore;
@@ -44,6 +44,24 @@ describe('StepScreenshots', () => {
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('navigate')).toBe('new page');
+  });
+
+  it("shows a click that navigated by the new document's first frame, not by the old one's repaint as it was clicked", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('form', Date.now() - 1_000));
+    await screenshots.actionStarting('changes'); // the click on Submit
+    // The form repaints as it is clicked (the button's state), then its page is left.
+    timeline.see(frame('form, clicked', Date.now() + 1));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const navigatedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    screenshots.keep('click', Date.now(), capture, navigatedAt);
+    // The new document's first frame comes 60 ms after the step's end (a slow host).
+    setTimeout(() => timeline.see(frame('result', Date.now())), 60);
+    await screenshots.actionStarting('watches'); // wait for "Welcome"
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('click')).toBe('result');
   });
 
   it("holds nothing once a change painted: its picture is its last frame, arriving after the next action started", async () => {

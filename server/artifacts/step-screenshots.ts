@@ -33,7 +33,7 @@ export class StepScreenshots {
   readonly #deps: StepScreenshotsDeps;
   readonly #pending = new Set<Promise<void>>();
   /** The steps whose next change of the page has not started yet: told when it does. */
-  #awaitingNextAction: Array<{ since: number; change: PageChange | null; tell: (at: number) => void }> = [];
+  #awaitingNextAction: Array<{ since: number; change: PageChange | null; navigatedAt: number; tell: (at: number) => void }> = [];
   /** The last change of the page since the last step was kept: that step's effect. */
   #change: PageChange | null = null;
   /** The recording, once it runs: a step's window of frames opens as the step is kept. */
@@ -47,12 +47,13 @@ export class StepScreenshots {
   /**
    * Starts keeping, under `key`, the page as it is once what was done before `since` (ms
    * since the epoch: the step's end) has painted. `capture` takes a picture of the page
-   * for a step the recording has no frame for (it could not start).
+   * for a step the recording has no frame for (it could not start). `navigatedAt`: when the
+   * page last navigated (PageDriver.navigatedAt), which tells a step that navigated.
    */
-  keep(key: string, since: number, capture: () => Promise<Buffer>): void {
+  keep(key: string, since: number, capture: () => Promise<Buffer>, navigatedAt = 0): void {
     const change = this.#change;
     this.#change = null;
-    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, change, tell }));
+    const nextAction = new Promise<number>((tell) => this.#awaitingNextAction.push({ since, change, navigatedAt, tell }));
     const recording = this.#recording;
     const picture = recording !== null ? recording.frameBetween(since, nextAction) : this.#deps.recording.then((started) => started.frameBetween(since, nextAction));
     const kept = this.#keep(key, picture, capture).finally(() => this.#pending.delete(kept));
@@ -71,10 +72,16 @@ export class StepScreenshots {
     // Only the latest step that changed the page can have an effect still to paint. After
     // typing, a frame produced after now: Chromium stamps a frame up to a frame interval
     // ahead of its drawing, and the typing step's end (its paint) can be closer than that
-    // to the frame drawn just before its last key.
+    // to the frame drawn just before its last key. After a navigation too: the page left
+    // repaints as it is clicked (a button's state, a field's blur), which is a frame since
+    // the change began, and the new document's first frame can come after the next action
+    // started (60 ms and more after its load on a slow host): the step kept the old page.
     const changed = awaiting.findLast((step) => step.change !== null);
     const change = changed?.change;
-    if (changed !== undefined && change != null) await (await this.#deps.recording).shown(change.at, change.typed ? Math.max(changed.since, asked) : null);
+    if (changed !== undefined && change != null) {
+      const paintsAfterItsEnd = change.typed || changed.navigatedAt >= change.at;
+      await (await this.#deps.recording).shown(change.at, paintsAfterItsEnd ? Math.max(changed.since, asked) : null);
+    }
     const at = Date.now();
     if (effect !== 'watches') this.#change = { at, typed: effect === 'types' };
     for (const step of awaiting) step.tell(at);

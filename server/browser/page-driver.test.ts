@@ -106,8 +106,10 @@ describe('click', () => {
     expect(await driver.textOf('#out')).toBe('Hello clicked');
   });
 
-  it('waits for a navigation the click starts', async () => {
+  it('waits for a navigation the click starts, and says when the page navigated', async () => {
+    const clickedAt = Date.now();
     await driver.click('Next page');
+    expect(driver.navigatedAt()).toBeGreaterThanOrEqual(clickedAt);
     const observation = await driver.observe();
     expect(observation.url).toBe(server.url('/next'));
     expect(await driver.textOf('#where')).toBe('Second page');
@@ -124,10 +126,13 @@ describe('click', () => {
 
   it('does not wait for a navigation a click did not ask for', async () => {
     // Every click used to wait 300 ms for a navigation to show up; the page now tells at once.
+    const navigatedAt = driver.navigatedAt();
     const started = performance.now();
     for (let click = 0; click < 5; click += 1) await driver.click('Say hello');
     expect(performance.now() - started).toBeLessThan(5 * 300);
     expect(await driver.textOf('#out')).toBe('Hello clicked');
+    // A click that changes the page in place is no navigation.
+    expect(driver.navigatedAt()).toBe(navigatedAt);
   });
 
   it('reports target_not_found for unknown text and stale refs', async () => {

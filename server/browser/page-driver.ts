@@ -132,6 +132,8 @@ export class PuppeteerPageDriver implements PageDriver {
   private mayBeBehindAnotherTab = true;
   /** The paint of the last action that changed the page (untilPainted); the next action starts after it. */
   private painting: Promise<void> = Promise.resolve();
+  /** When the main frame last navigated (navigatedAt()). */
+  private lastNavigationAt = 0;
   /**
    * Rejects once the page's renderer crashed. A crashed page answers no command (each would
    * wait out the protocol timeout), so every action races it, and the browser handle
@@ -204,7 +206,9 @@ export class PuppeteerPageDriver implements PageDriver {
   private async install(): Promise<void> {
     this.page.on('request', (request) => this.onRequest(request));
     this.page.on('framenavigated', (frame) => {
-      if (frame === this.page.mainFrame()) this.pendingNavigation = null;
+      if (frame !== this.page.mainFrame()) return;
+      this.pendingNavigation = null;
+      this.lastNavigationAt = Date.now();
     });
     this.page.on('requestfailed', (request) => {
       if (request === this.pendingNavigation) this.pendingNavigation = null;
@@ -275,6 +279,10 @@ export class PuppeteerPageDriver implements PageDriver {
 
   painted(): Promise<void> {
     return this.painting;
+  }
+
+  navigatedAt(): number {
+    return this.lastNavigationAt;
   }
 
   async navigate(url: string, gate: EffectGate = NO_GATE): Promise<void> {

@@ -99,6 +99,11 @@ export interface PageDriver {
   observe(options?: { screenshot?: boolean; elements?: boolean }): Promise<PageObservation>;
   /** Resolves once the page has painted what the last action that changed it did (at once when that is done). */
   painted(): Promise<void>;
+  /**
+   * When the page's main frame last navigated (to a new document or within its own), in ms
+   * since the epoch, 0 before any: a step that navigated is shown by a frame drawn after it.
+   */
+  navigatedAt(): number;
   navigate(url: string, gate?: EffectGate): Promise<void>;
   click(target: ActionTarget, gate?: EffectGate): Promise<void>;
   /**

@@ -14,6 +14,7 @@ export function gatedPageDriver(driver: PageDriver, mayAct: () => Promise<void>,
   return {
     observe: (options) => driver.observe(options),
     painted: () => driver.painted(),
+    navigatedAt: () => driver.navigatedAt(),
     textOf: (selector) => driver.textOf(selector),
     textsOf: (selector) => driver.textsOf(selector),
     screenshot: () => driver.screenshot(),

@@ -300,7 +300,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
         const screenshotKey = stepScreenshotKey(task.id, seq);
         // The agent's next action waits until this step is recorded, not for its picture.
         const recorded = await untilWritten(() => appendStep(deps.db, task.id, task.orgId, seq, step, deps.instanceId, screenshotKey));
-        if (recorded) screenshots.keep(screenshotKey, await doneAt, () => driver.screenshot());
+        if (recorded) screenshots.keep(screenshotKey, await doneAt, () => driver.screenshot(), driver.navigatedAt());
         else stop('released');
       },
       recordModelCall: (usage) => untilWritten(() => addModelCall(deps.db, task.id, usage)),

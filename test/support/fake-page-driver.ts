@@ -22,6 +22,7 @@ export interface DriverCall {
 export class FakePageDriver implements PageDriver {
   readonly calls: DriverCall[] = [];
   url = 'about:blank';
+  #navigatedAt = 0;
   readonly #pages: Record<string, FakePage>;
   readonly #failures = new Map<DriverMethod, ActionError>();
   readonly #hanging = new Set<DriverMethod>();
@@ -57,6 +58,7 @@ export class FakePageDriver implements PageDriver {
   navigate(url: string, gate?: EffectGate): Promise<void> {
     return this.#act('navigate', [url], gate, 'changes', () => {
       this.url = url;
+      this.#navigatedAt = Date.now();
     });
   }
 
@@ -87,6 +89,11 @@ export class FakePageDriver implements PageDriver {
   /** A page of no pixels has nothing to paint: not recorded as a call (it is no action). */
   painted(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /** Not recorded as a call either: a read of what the driver saw. */
+  navigatedAt(): number {
+    return this.#navigatedAt;
   }
 
   screenshot(): Promise<Buffer> {
