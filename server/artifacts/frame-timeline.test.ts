@@ -140,7 +140,7 @@ describe('FrameTimeline', () => {
     const still = new FrameTimeline();
     still.see(frame('every key', now - 10));
     const waited = tracked(still.shown(now - 400, now));
-    await vi.advanceTimersByTimeAsync(149);
+    await vi.advanceTimersByTimeAsync(399);
     expect(waited.done).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(waited.done).toBe(true);
@@ -172,6 +172,33 @@ describe('FrameTimeline', () => {
     painted.see(frame('a click', now + 10));
     await painted.shown(now + 8);
     expect(asked).toBe(1);
+  });
+
+  it("waits for the repaint it asked, not for the first frame to come: the repaint's frame would otherwise be drawn after the next action began", async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    let repainted: () => void = () => undefined;
+    const timeline = new FrameTimeline(() => new Promise<void>((resolve) => (repainted = resolve)));
+    timeline.see(frame('the form', now - 10));
+    const shown = tracked(timeline.shown(now - 400, now));
+    await vi.advanceTimersByTimeAsync(10);
+    // The new document's first frame, by itself, while the screencast restarts.
+    timeline.see(frame('the next document', Date.now()));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(shown.done).toBe(false);
+    timeline.see(frame('the next document, drawn on request', Date.now()));
+    repainted();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(shown.done).toBe(true);
+
+    // A repaint that never ends holds the next action for a bounded time.
+    const hung = new FrameTimeline(() => new Promise<void>(() => undefined));
+    hung.see(frame('the form', now - 10));
+    const held = tracked(hung.shown(now - 400, now));
+    await vi.advanceTimersByTimeAsync(399);
+    expect(held.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(held.done).toBe(true);
   });
 
   it('shows a change that painted at once, and at the end at once', async () => {

@@ -1,4 +1,5 @@
 import type { LiveFrame } from '../browser';
+import { settledWithin } from '../core/settled-within';
 
 // A frame produced just before a moment reaches the recorder a little after it (encoding,
 // the DevTools connection; 15 to 45 ms on a quiet host, up to 90 ms seen on a loaded one,
@@ -8,18 +9,12 @@ import type { LiveFrame } from '../browser';
 // step's last frame, produced before its end, may arrive after the next action started.
 const FRAME_IN_FLIGHT_MS = 1_000;
 
-// How long shown() waits for the first frame of a change that painted nothing yet. A new
-// document paints within a frame or two of its load on a quiet host; on a saturated one the
-// compositor can take hundreds of milliseconds. A change that repaints nothing at all (a
-// click on an inert spot) costs this much, once.
+// How long shown() waits for a frame: the first of a change that painted nothing yet, and,
+// after a step that typed or navigated, the one it asks of the page (a repaint). A new
+// document paints within a frame or two of its load on a quiet host, and a repaint takes
+// about 25 ms; on a saturated one the compositor can take hundreds of milliseconds. A
+// change that repaints nothing at all (a click on an inert spot) costs this much, once.
 const PAINT_WAIT_MS = 400;
-
-// How long shown() waits, after a step that typed or navigated, for a frame produced after
-// the step's end. Typing ends once the page has run the animation frame that paints its last key, but
-// a compositor behind its page (a loaded host) produces that frame after the step's end;
-// on a quiet host it came before, and no frame follows a still page by itself: shown()
-// asks the page for one (a repaint, about 25 ms), and waits this long at most for it.
-const LATE_PAINT_WAIT_MS = 150;
 
 // The frames a wait keeps, and the timeline remembers: a screencast sends a few a second,
 // and a step's window is decided within moments of its end.
@@ -138,15 +133,19 @@ export class FrameTimeline {
    * At the end, at once. The action itself ended only once the page had painted its
    * effect (PageDriver), so frames produced after its end are no longer its own, but for
    * typing's and a navigation's: `endedBy`, the end of such a step, is then waited past as
-   * well, on a frame asked of the page (LATE_PAINT_WAIT_MS at most).
+   * well. Typing's last key can be drawn after its end by a compositor behind its page;
+   * on a quiet host it was drawn before, and no frame follows a still page by itself, so
+   * one is asked of the page (a repaint), whose own frame is waited for (PAINT_WAIT_MS at
+   * most), not merely the first frame to come: a repaint still under way as the next
+   * action starts draws the page before that action, stamped after it began, which would
+   * pass for that action's effect (an in-place click's picture kept the page before it).
    */
   async shown(changedAt: number, endedBy: number | null = null): Promise<void> {
     await this.#paintedAfter(changedAt, PAINT_WAIT_MS);
-    if (endedBy === null) return;
-    const painted = this.#paintedAfter(endedBy, LATE_PAINT_WAIT_MS);
+    if (endedBy === null || this.#paintedSince(endedBy)) return;
     // A frame drawn from now on shows the step's effect: the step ended after the page committed it.
-    if (!this.#paintedSince(endedBy)) void this.#repaint().catch(() => undefined);
-    await painted;
+    const repainted = settledWithin(this.#repaint().catch(() => undefined), PAINT_WAIT_MS);
+    await Promise.all([this.#paintedAfter(endedBy, PAINT_WAIT_MS), repainted]);
   }
 
   /** Whether `frame` was drawn by the waiter's `until`: stamped by then, or here by then. */

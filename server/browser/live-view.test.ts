@@ -181,7 +181,7 @@ describe('frames', () => {
     await expect(first.close()).resolves.toBeUndefined();
   });
 
-  it('sends a frame drawn after repaint() was asked, from a page that stands still', async () => {
+  it('has sent a frame drawn after repaint() was asked by the time it resolves, from a page that stands still', async () => {
     const view = await openView();
     const { frames } = recordFrames(view);
     await waitForFrames(frames, 1);
@@ -200,7 +200,8 @@ describe('frames', () => {
       .toBe(true);
     const askedAt = Date.now();
     await view.repaint();
-    await expect.poll(() => frames.slice(seen).some((frame) => frame.swappedAt >= askedAt), { timeout: 2_000, interval: 10 }).toBe(true);
+    // Already here: a caller that goes on may act on the page next (FrameTimeline.shown).
+    expect(frames.slice(seen).some((frame) => frame.swappedAt >= askedAt)).toBe(true);
   });
 
   it('falls back to a screenshot when the screencast sends nothing', async () => {

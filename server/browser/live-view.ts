@@ -21,7 +21,8 @@ const SCREENCAST_OPTIONS: Record<ScreencastAudience, Protocol.Page.StartScreenca
 /**
  * Chromium sends screencast frames as the compositor produces them, and nothing
  * guarantees one for a page that does not repaint; past this delay the view takes a
- * screenshot so a viewer is never left without a picture.
+ * screenshot so a viewer is never left without a picture. A repaint waits this long at
+ * most for its frame.
  */
 const FIRST_FRAME_WAIT_MS = 300;
 
@@ -119,14 +120,19 @@ class ScreencastLiveView implements LiveView {
    * on a quiet 2-core host): the cost of one screencast frame. A screenshot, the other way
    * to make the compositor draw, encodes the whole viewport, which took 100 to 160 ms of a
    * core on a 2-core EPYC and slowed the action after it (a submit to the next document
-   * 125 to 155 ms, against 85 to 100 after a restart).
+   * 125 to 155 ms, against 85 to 100 after a restart). Resolves once the restart's frame is
+   * published (FIRST_FRAME_WAIT_MS at most): a caller that goes on earlier could act on the
+   * page before that frame is drawn, and take it for a picture of its action.
    */
   repaint(): Promise<void> {
     this.restarts = this.restarts.then(async () => {
       if (this.closing !== null) return;
       try {
         await this.session.send('Page.stopScreencast');
+        // Chromium stamps a frame as it captures it: one of the stopped screencast still on its way was captured before now.
+        const drawn = this.frameStampedAfter(Date.now(), FIRST_FRAME_WAIT_MS);
         await this.session.send('Page.startScreencast', SCREENCAST_OPTIONS[this.audience]);
+        await drawn;
       } catch {
         // A page navigating or gone draws its next frame by itself, or never: nothing to force.
       }
@@ -181,6 +187,22 @@ class ScreencastLiveView implements LiveView {
       height: Math.round(event.metadata.deviceHeight),
       // Chromium's swap time is in seconds since the epoch; the arrival is later, a bound.
       swappedAt: event.metadata.timestamp === undefined ? Date.now() : event.metadata.timestamp * 1000,
+    });
+  }
+
+  /** Resolves once a frame stamped after `at` is published, or `ms` passed. */
+  private frameStampedAfter(at: number, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(listener);
+        resolve();
+      };
+      const listener = (frame: LiveFrame) => {
+        if (frame.swappedAt > at) done();
+      };
+      const timer = setTimeout(done, ms);
+      this.listeners.add(listener);
     });
   }
 

@@ -216,7 +216,8 @@ export interface LiveView {
   /**
    * Makes the compositor draw the page as it is now, which the screencast sends like any
    * other frame: a still page sends none by itself, so a frame produced before someone
-   * could tell it was there is followed by one that surely shows what it did.
+   * could tell it was there is followed by one that surely shows what it did. Resolves
+   * once that frame is sent to the view's listeners, or a bounded wait passed.
    */
   repaint(): Promise<void>;
   /** Stops the screencast; idempotent. */
