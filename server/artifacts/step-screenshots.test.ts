@@ -59,6 +59,7 @@ describe('StepScreenshots', () => {
     // The new document's first frame comes 60 ms after the step's end (a slow host).
     setTimeout(() => timeline.see(frame('result', Date.now())), 60);
     await screenshots.actionStarting('watches'); // wait for "Welcome"
+    await screenshots.shownAll(); // the run's end
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('click')).toBe('result');
@@ -91,8 +92,8 @@ describe('StepScreenshots', () => {
     const stepEnd = Date.now() + 2;
     screenshots.keep('type', stepEnd, capture);
     setTimeout(() => timeline.see(frame('every key', Date.now())), 80);
-    await screenshots.actionStarting('watches'); // a wait
-    timeline.see(frame('waited', Date.now() + 1));
+    await screenshots.actionStarting('changes'); // a click
+    timeline.see(frame('clicked', Date.now() + 1));
     await recording.stop();
     await screenshots.settled();
     expect(stored.get('type')).toBe('every key');
@@ -130,7 +131,7 @@ describe('StepScreenshots', () => {
     const { timeline, recording, stored, screenshots, capture } = await harness();
     timeline.see(frame('form', Date.now() - 1_000));
     await screenshots.actionStarting('changes'); // the click
-    timeline.see(frame('clicked', Date.now()));
+    timeline.see(frame('clicked', Date.now() + 1));
     await new Promise((resolve) => setTimeout(resolve, 5));
     screenshots.keep('click', Date.now(), capture);
     await screenshots.actionStarting('watches'); // wait for "Ready"
@@ -144,5 +145,30 @@ describe('StepScreenshots', () => {
     await screenshots.settled();
     expect(stored.get('click')).toBe('clicked');
     expect(stored.get('wait')).toBe('ready, painted by the page during the wait');
+  });
+
+  it("starts a wait at once after a step whose effect paints after its end, and holds the next change until that effect is shown", async () => {
+    const { timeline, recording, stored, screenshots, capture } = await harness();
+    timeline.see(frame('form', Date.now() - 1_000));
+    await screenshots.actionStarting('changes'); // the click on Submit
+    timeline.see(frame('form, clicked', Date.now() + 1));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const navigatedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    screenshots.keep('click', Date.now(), capture, navigatedAt);
+    setTimeout(() => timeline.see(frame('result', Date.now())), 60);
+    let started = performance.now();
+    await screenshots.actionStarting('watches'); // wait for "Welcome", there at once
+    expect(performance.now() - started).toBeLessThan(30);
+    screenshots.keep('wait', Date.now(), capture);
+    started = performance.now();
+    await screenshots.actionStarting('types'); // the next field
+    expect(performance.now() - started).toBeGreaterThanOrEqual(40);
+    timeline.see(frame('result, typed', Date.now() + 1));
+    await screenshots.shownAll();
+    await recording.stop();
+    await screenshots.settled();
+    expect(stored.get('click')).toBe('result');
+    expect(stored.get('wait')).toBe('result');
   });
 });

@@ -36,6 +36,8 @@ export class StepScreenshots {
   #awaitingNextAction: Array<{ since: number; change: PageChange | null; navigatedAt: number; tell: (at: number) => void }> = [];
   /** The last change of the page since the last step was kept: that step's effect. */
   #change: PageChange | null = null;
+  /** The showing of the steps before a wait, which went on without it: the next action meets it. */
+  #showing: Promise<void> = Promise.resolve();
   /** The recording, once it runs: a step's window of frames opens as the step is kept. */
   #recording: ActiveRecording | null = null;
 
@@ -63,28 +65,53 @@ export class StepScreenshots {
   /**
    * An action on the page is about to start, once this resolves: what it does or waits
    * for belongs to no earlier step's picture, so the effect of the step before it is shown
-   * first. `effect`: what the action's own effect will paint.
+   * first. `effect`: what the action's own effect will paint. A wait changes nothing, so it
+   * starts at once: the pictures before it still end once their effect is shown, what the
+   * page paints meanwhile is in them as it would be were the wait held (the page does not
+   * know it is watched), and the next action that changes the page waits for them.
    */
   async actionStarting(effect: PageEffect): Promise<void> {
-    const asked = Date.now();
+    const showing = this.#showBefore(Date.now());
+    if (effect === 'watches') {
+      showing.catch(() => undefined); // the next action, or the run's end (shownAll), meets it
+      this.#showing = showing;
+      return;
+    }
+    await showing;
+    this.#change = { at: Date.now(), typed: effect === 'types' };
+  }
+
+  /** The run ends: once every step's effect is shown, as before any other action. */
+  async shownAll(): Promise<void> {
+    await this.#showBefore(Date.now());
+  }
+
+  /**
+   * Shows the effect of the steps still awaiting the next action, once the ones before
+   * them are, and ends their pictures there. `asked`: when the next action asked.
+   */
+  #showBefore(asked: number): Promise<void> {
     const awaiting = this.#awaitingNextAction;
     this.#awaitingNextAction = [];
-    // Only the latest step that changed the page can have an effect still to paint. After
-    // typing, a frame produced after now: Chromium stamps a frame up to a frame interval
-    // ahead of its drawing, and the typing step's end (its paint) can be closer than that
-    // to the frame drawn just before its last key. After a navigation too: the page left
-    // repaints as it is clicked (a button's state, a field's blur), which is a frame since
-    // the change began, and the new document's first frame can come after the next action
-    // started (60 ms and more after its load on a slow host): the step kept the old page.
-    const changed = awaiting.findLast((step) => step.change !== null);
-    const change = changed?.change;
-    if (changed !== undefined && change != null) {
-      const paintsAfterItsEnd = change.typed || changed.navigatedAt >= change.at;
-      await (await this.#deps.recording).shown(change.at, paintsAfterItsEnd ? Math.max(changed.since, asked) : null);
-    }
-    const at = Date.now();
-    if (effect !== 'watches') this.#change = { at, typed: effect === 'types' };
-    for (const step of awaiting) step.tell(at);
+    const before = this.#showing;
+    return (async () => {
+      await before;
+      // Only the latest step that changed the page can have an effect still to paint. After
+      // typing, a frame produced after now: Chromium stamps a frame up to a frame interval
+      // ahead of its drawing, and the typing step's end (its paint) can be closer than that
+      // to the frame drawn just before its last key. After a navigation too: the page left
+      // repaints as it is clicked (a button's state, a field's blur), which is a frame since
+      // the change began, and the new document's first frame can come after the next action
+      // started (60 ms and more after its load on a slow host): the step kept the old page.
+      const changed = awaiting.findLast((step) => step.change !== null);
+      const change = changed?.change;
+      if (changed !== undefined && change != null) {
+        const paintsAfterItsEnd = change.typed || changed.navigatedAt >= change.at;
+        await (await this.#deps.recording).shown(change.at, paintsAfterItsEnd ? Math.max(changed.since, asked) : null);
+      }
+      const at = Date.now();
+      for (const step of awaiting) step.tell(at);
+    })();
   }
 
   /** Once the recording whose frames the pictures are runs (or could not start). */

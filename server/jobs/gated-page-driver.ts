@@ -5,8 +5,9 @@ import type { EffectGate, PageDriver } from '../browser';
  * on the page. `mayAct`, first: the task runner's check that the run may still act (its
  * lease surely holds, it is not being handed over); it throws to refuse. `effect`, the
  * action's gate, once that passed: the pictures of the steps before it end where it
- * passes (told what the action does to the page: a wait only watches; typing paints its
- * last key, on a loaded host after its end); the action finds its target meanwhile.
+ * passes (told what the action does to the page: a wait only watches, and passes at once;
+ * typing paints its last key, on a loaded host after its end); the action finds its target
+ * meanwhile.
  * Reading the page (observe, text, screenshots) is not gated: it changes nothing another
  * driver could conflict with.
  */

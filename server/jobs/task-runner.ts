@@ -209,7 +209,7 @@ export function taskRunner(deps: TaskRunnerDeps): TaskRunner {
       stop: async () => {
         // The run's end is its last step's next action: that step's effect is shown (its
         // frame in the recording) before the video ends, as before any other action.
-        await screenshots.actionStarting('watches');
+        await screenshots.shownAll();
         await (await started).stop();
         await screenshots.settled();
       },
