@@ -16,6 +16,14 @@ function tracked(promise: Promise<unknown>): { readonly done: boolean } {
   return state;
 }
 
+/** Asserts, on fake timers, that `waited` ends exactly `ms` from now: not a millisecond before. */
+async function expectEndsAfter(waited: { readonly done: boolean }, ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms - 1);
+  expect(waited.done).toBe(false);
+  await vi.advanceTimersByTimeAsync(1);
+  expect(waited.done).toBe(true);
+}
+
 afterEach(() => vi.useRealTimers());
 
 describe('FrameTimeline', () => {
@@ -105,10 +113,7 @@ describe('FrameTimeline', () => {
     const inert = new FrameTimeline();
     inert.see(frame('inert page', now - 1_000));
     const nothing = tracked(inert.shown(Date.now() - 10));
-    await vi.advanceTimersByTimeAsync(399);
-    expect(nothing.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(nothing.done).toBe(true);
+    await expectEndsAfter(nothing, 400);
   });
 
   it('shows a change whose frame, produced during the step, reaches the recording after its end', async () => {
@@ -140,10 +145,7 @@ describe('FrameTimeline', () => {
     const still = new FrameTimeline();
     still.see(frame('every key', now - 10));
     const waited = tracked(still.shown(now - 400, now));
-    await vi.advanceTimersByTimeAsync(399);
-    expect(waited.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(waited.done).toBe(true);
+    await expectEndsAfter(waited, 400);
   });
 
   it('asks a still page for a frame after a typing step, and shows the step as soon as that frame comes', async () => {
@@ -156,10 +158,7 @@ describe('FrameTimeline', () => {
     });
     timeline.see(frame('every key', now - 10));
     const shown = tracked(timeline.shown(now - 400, now));
-    await vi.advanceTimersByTimeAsync(19);
-    expect(shown.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(shown.done).toBe(true);
+    await expectEndsAfter(shown, 20);
     expect(asked).toBe(1);
 
     // A frame after the step's end already came: nothing to ask.
@@ -195,10 +194,7 @@ describe('FrameTimeline', () => {
     const hung = new FrameTimeline(() => new Promise<void>(() => undefined));
     hung.see(frame('the form', now - 10));
     const held = tracked(hung.shown(now - 400, now));
-    await vi.advanceTimersByTimeAsync(399);
-    expect(held.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(held.done).toBe(true);
+    await expectEndsAfter(held, 400);
   });
 
   it('shows a change that painted at once, and at the end at once', async () => {
